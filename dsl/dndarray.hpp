@@ -1,0 +1,175 @@
+// ember::dndarray<T, N>: a distributed N-dimensional array, split along one axis
+// across the ranks of a communicator (or replicated), like Heat's DNDarray.
+//
+// A dndarray is a handle: copies share the local block and the distribution
+// metadata (as a Python name bound to the same DNDarray), `copy()` is deep.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include "../runtime/communicator.hpp"
+#include "../runtime/exchange.hpp"
+#include "../runtime/layout.hpp"
+#include "../runtime/memory.hpp"
+#include "dtype.hpp"
+
+namespace ember {
+
+// The "not split" value of a split axis.
+inline constexpr std::nullopt_t none = std::nullopt;
+using split_axis = std::optional<int>;
+
+template <dtype T, int N>
+class dndarray {
+  static_assert(N >= 1, "ember::dndarray: the rank N must be at least 1");
+
+ public:
+  using value_type = T;
+  using shape_type = std::array<std::int64_t, N>;
+  using map_type = std::vector<shape_type>;
+  using local_type = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>>;
+  static constexpr int rank_v = N;
+
+  dndarray() = default;  // a null handle; assign to it before use
+
+  // Allocates an uninitialized local block for `l` on `c`.
+  dndarray(const ember::layout& l, const communicator& c)
+      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, detail::allocate<T>(l.local_size(c.rank()))}))) {}
+
+  // ---- metadata (replicated: identical on every rank) ----
+  shape_type shape() const { return to_shape(st().lay.shape()); }
+  shape_type lshape() const { return to_shape(st().lay.lshape(rank())); }
+  map_type lshape_map() const {
+    map_type m;
+    for (const auto& row : st().lay.lshape_map()) m.push_back(to_shape(row));
+    return m;
+  }
+  split_axis split() const { return st().lay.split(); }
+  const communicator& comm() const { return st().comm; }
+  std::int64_t numel() const { return st().lay.numel(); }
+  std::int64_t lnumel() const { return st().lay.local_size(rank()); }
+  static constexpr int ndim() { return N; }
+  static constexpr std::string_view dtype() { return dtype_name<T>(); }
+  bool is_distributed() const { return split().has_value() && comm().size() > 1; }
+  bool is_balanced() const { return st().lay.is_balanced(); }
+  // Offset of this rank's block along the split axis (0 when not split).
+  std::int64_t loffset() const { return st().lay.offset(rank()); }
+  const ember::layout& distribution() const { return st().lay; }
+  bool valid() const { return s_ != nullptr; }
+
+  // ---- local data ----
+  local_type larray() const {
+    auto l = lshape();
+    std::array<Eigen::Index, N> d;
+    for (int i = 0; i < N; ++i) d[i] = Eigen::Index(l[i]);
+    return local_type(st().data.get(), d);
+  }
+  T* ldata() const { return st().data.get(); }
+
+  // ---- copies ----
+  dndarray copy() const {
+    dndarray r(st().lay, st().comm);
+    if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
+    return r;
+  }
+
+  // ---- redistribution: every one of these is the exchange engine ----
+  // Same split axis, new per-rank extents; `target_map` has one row per rank, the
+  // lshape that rank should hold (Heat's redistribute_).
+  void redistribute_(const map_type& target_map) { move_to(redistribute_target(target_map)); }
+  // New split axis (balanced), or ember::none to replicate the whole array on
+  // every rank. Resplitting a replicated array only keeps each rank's slice.
+  // As in Heat, resplitting to the current axis changes nothing.
+  void resplit_(split_axis axis) { move_to(resplit_target(axis)); }
+  // Heat's balanced block split along the current split axis.
+  void balance_() { move_to(ember::layout::balanced(st().lay.shape(), split(), comm().size())); }
+
+  // Moves the data to any layout of the same shape over the same communicator.
+  void move_to(const ember::layout& target) {
+    if (target == st().lay) return;
+    auto r = moved_to(target);
+    s_->lay = std::move(r.s_->lay);
+    s_->data = std::move(r.s_->data);
+  }
+  // A new array with this one's values in `target` (this one is unchanged).
+  dndarray moved_to(const ember::layout& target) const {
+    if (target.shape() != st().lay.shape())
+      throw shape_error("ember: cannot move an array of shape " + detail::shape_str(st().lay.shape()) +
+                        " to a layout of shape " + detail::shape_str(target.shape()));
+    dndarray r(target, comm());
+    if (target == st().lay) {
+      if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
+    } else {
+      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), ldata(), r.ldata());
+    }
+    return r;
+  }
+  // The exchange that move_to(target) would run on this rank, for inspection
+  // (predicted bytes and messages) without moving anything.
+  exchange plan_move(const ember::layout& target) const { return exchange(st().lay, target, rank(), sizeof(T)); }
+
+  ember::layout redistribute_target(const map_type& target_map) const {
+    std::vector<index_vec> m;
+    for (const auto& row : target_map) m.emplace_back(row.begin(), row.end());
+    return ember::layout(st().lay.shape(), st().lay.split(), extents_from_map(st().lay, m));
+  }
+  ember::layout resplit_target(split_axis axis) const {
+    if (axis) check_axis(*axis, N, "resplit");
+    if (axis == split()) return st().lay;
+    return ember::layout::balanced(st().lay.shape(), axis, comm().size());
+  }
+
+ private:
+  struct state {
+    ember::layout lay;
+    communicator comm;
+    std::shared_ptr<T[]> data;
+  };
+  std::shared_ptr<state> s_;
+
+  const state& st() const {
+    if (!s_) throw error("ember::dndarray: use of a null (default-constructed) array handle");
+    return *s_;
+  }
+  int rank() const { return st().comm.rank(); }
+  static shape_type to_shape(const index_vec& v) {
+    shape_type s{};
+    for (int i = 0; i < N; ++i) s[i] = v[i];
+    return s;
+  }
+  static void check_layout(const ember::layout& l, const communicator& c) {
+    if (l.ndim() != N)
+      throw shape_error("ember::dndarray<" + std::string(dtype_name<T>()) + ", " + std::to_string(N) +
+                        ">: layout of shape " + detail::shape_str(l.shape()) + " has " + std::to_string(l.ndim()) +
+                        " dimensions");
+    if (l.nranks() != c.size())
+      throw value_error("ember::dndarray: layout over " + std::to_string(l.nranks()) +
+                        " ranks used on a communicator of " + std::to_string(c.size()) + " ranks");
+  }
+};
+
+// Out-of-place versions: the input is unchanged, the result has its own storage.
+template <dtype T, int N>
+dndarray<T, N> resplit(const dndarray<T, N>& a, split_axis axis) {
+  return a.moved_to(a.resplit_target(axis));
+}
+
+template <dtype T, int N>
+dndarray<T, N> redistribute(const dndarray<T, N>& a, const typename dndarray<T, N>::map_type& target_map) {
+  return a.moved_to(a.redistribute_target(target_map));
+}
+
+template <dtype T, int N>
+dndarray<T, N> balance(const dndarray<T, N>& a) {
+  return a.moved_to(layout::balanced(a.distribution().shape(), a.split(), a.comm().size()));
+}
+
+}  // namespace ember

@@ -1,0 +1,287 @@
+// Factories: zeros ones full empty arange linspace eye, *_like, and array(...)
+// from data that every rank has or from disjoint per-rank blocks.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "dndarray.hpp"
+
+namespace ember {
+
+// Options of every factory, set with designated initializers:
+// `ember::zeros<double>({4, 5}, {.split = 0, .comm = c})`.
+struct factory_options {
+  split_axis split = none;
+  std::optional<communicator> comm = std::nullopt;  // default: ember::world()
+};
+
+struct array_options {
+  split_axis split = none;     // data is global (every rank has it): keep my slice
+  split_axis is_split = none;  // data is my block of a global array joined along this axis
+  std::optional<communicator> comm = std::nullopt;
+};
+
+namespace detail {
+
+inline const communicator& comm_of(const std::optional<communicator>& c) { return c ? *c : world(); }
+
+template <std::size_t N>
+index_vec to_index_vec(const std::array<std::int64_t, N>& s) {
+  return index_vec(s.begin(), s.end());
+}
+
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory_options& o) {
+  const auto& c = comm_of(o.comm);
+  for (std::size_t d = 0; d < N; ++d)
+    if (shape[d] < 0)
+      throw value_error("ember: negative dimension " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
+                        " in shape " + shape_str(shape));
+  if (o.split) check_axis(*o.split, int(N), "factory");
+  return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c);
+}
+
+// Fills each local element with f(global linear index).
+template <dtype T, int N, class F>
+void fill_by_index(dndarray<T, N>& a, F&& f) {
+  T* p = a.ldata();
+  for_each_global_run(a.distribution(), a.comm().rank(), [&](std::int64_t lo, std::int64_t g, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) p[lo + i] = f(g + i);
+  });
+}
+
+template <dtype T, int N>
+void fill_value(dndarray<T, N>& a, T v) {
+  std::fill_n(a.ldata(), a.lnumel(), v);
+}
+
+}  // namespace detail
+
+// ---- constant factories. Shapes are braced lists: zeros<double>({7, 4, 3}). ----
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> empty(const std::int64_t (&shape)[N], const factory_options& o = {}) {
+  return detail::make<T>(std::to_array(shape), o);
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> full(const std::int64_t (&shape)[N], T value, const factory_options& o = {}) {
+  auto a = detail::make<T>(std::to_array(shape), o);
+  detail::fill_value(a, value);
+  return a;
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> zeros(const std::int64_t (&shape)[N], const factory_options& o = {}) {
+  return full<T>(shape, T(0), o);
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> ones(const std::int64_t (&shape)[N], const factory_options& o = {}) {
+  return full<T>(shape, T(1), o);
+}
+// The same from a std::array shape (e.g. another array's shape()).
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> empty(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
+  return detail::make<T>(shape, o);
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o = {}) {
+  auto a = detail::make<T>(shape, o);
+  detail::fill_value(a, value);
+  return a;
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> zeros(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
+  return full<T>(shape, T(0), o);
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> ones(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
+  return full<T>(shape, T(1), o);
+}
+
+// *_like: same shape, dtype, communicator and exact layout (lshape_map) as `a`, so
+// the result is aligned with `a` for elementwise work.
+template <dtype T, int N>
+dndarray<T, N> empty_like(const dndarray<T, N>& a) {
+  return dndarray<T, N>(a.distribution(), a.comm());
+}
+template <dtype T, int N>
+dndarray<T, N> full_like(const dndarray<T, N>& a, T value) {
+  auto r = empty_like(a);
+  detail::fill_value(r, value);
+  return r;
+}
+template <dtype T, int N>
+dndarray<T, N> zeros_like(const dndarray<T, N>& a) {
+  return full_like(a, T(0));
+}
+template <dtype T, int N>
+dndarray<T, N> ones_like(const dndarray<T, N>& a) {
+  return full_like(a, T(1));
+}
+
+// ---- ranges ----
+// NumPy's arange: ceil((stop - start) / step) values start, start + step, ...
+template <dtype T = std::int64_t>
+dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_options& o = {}) {
+  if (step == 0) throw value_error("ember::arange: step must not be zero");
+  const double n = std::ceil((stop - start) / step);
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{n > 0 ? std::int64_t(n) : 0}, o);
+  detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });
+  return a;
+}
+template <dtype T = std::int64_t>
+dndarray<T, 1> arange(double stop, const factory_options& o = {}) {
+  return arange<T>(0, stop, 1, o);
+}
+
+struct linspace_options {
+  split_axis split = none;
+  std::optional<communicator> comm = std::nullopt;
+  bool endpoint = true;
+};
+template <dtype T = double>
+dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linspace_options& o = {}) {
+  if (num < 0) throw value_error("ember::linspace: number of samples " + std::to_string(num) + " is negative");
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{num}, {.split = o.split, .comm = o.comm});
+  const std::int64_t div = o.endpoint ? num - 1 : num;
+  const double step = div > 0 ? (stop - start) / double(div) : 0.0;
+  detail::fill_by_index(a, [&](std::int64_t i) {
+    // The last sample is exactly `stop` with an endpoint, as in NumPy.
+    if (o.endpoint && num > 1 && i == num - 1) return T(stop);
+    return T(start + double(i) * step);
+  });
+  return a;
+}
+
+// n x m identity-like matrix with ones on diagonal k.
+template <dtype T = double>
+dndarray<T, 2> eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
+                   const factory_options& o = {}) {
+  const std::int64_t cols = m.value_or(n);
+  auto a = detail::make<T>(std::array<std::int64_t, 2>{n, cols}, o);
+  detail::fill_by_index(a, [&](std::int64_t g) { return T(g % std::max<std::int64_t>(cols, 1) - g / std::max<std::int64_t>(cols, 1) == k ? 1 : 0); });
+  return a;
+}
+template <dtype T = double>
+dndarray<T, 2> eye(std::int64_t n, const factory_options& o) {
+  return eye<T>(n, std::nullopt, 0, o);
+}
+
+// ---- array(...) from existing data ----
+namespace detail {
+
+constexpr int max_dims = 32;
+
+// Heat's is_split: each rank passes its block; blocks are joined along `axis`.
+// Every check happens after one allgather of every rank's metadata, so all ranks
+// see the same facts and throw the same error.
+template <dtype T, int N>
+dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c) {
+  static_assert(N <= max_dims);
+  std::array<std::int64_t, 3 + max_dims> rec{};
+  rec[0] = dtype_code<T>();
+  rec[1] = N;
+  rec[2] = axis;
+  for (int d = 0; d < N; ++d) rec[3 + d] = lshape[d];
+  const auto all = c.allgather(rec.data(), std::int64_t(rec.size()));
+  const std::size_t R = rec.size();
+  auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * R + i]; };
+  for (int r = 0; r < c.size(); ++r) {
+    if (at(r, 0) != at(0, 0))
+      throw type_error("ember::array(is_split): rank 0 passes " + std::string(dtype_name(int(at(0, 0)))) +
+                       " data but rank " + std::to_string(r) + " passes " + std::string(dtype_name(int(at(r, 0)))));
+    if (at(r, 1) != at(0, 1))
+      throw shape_error("ember::array(is_split): rank 0 passes a " + std::to_string(at(0, 1)) +
+                        "-dimensional block but rank " + std::to_string(r) + " a " + std::to_string(at(r, 1)) +
+                        "-dimensional one");
+    if (at(r, 2) != at(0, 2))
+      throw axis_error("ember::array(is_split): rank 0 joins along axis " + std::to_string(at(0, 2)) + " but rank " +
+                       std::to_string(r) + " along axis " + std::to_string(at(r, 2)));
+  }
+  check_axis(axis, N, "array(is_split)");
+  index_vec shape(N), extents(c.size());
+  for (int d = 0; d < N; ++d) shape[d] = at(0, 3 + d);
+  shape[axis] = 0;
+  for (int r = 0; r < c.size(); ++r) {
+    index_vec ls(N);
+    for (int d = 0; d < N; ++d) ls[d] = at(r, 3 + std::size_t(d));
+    for (int d = 0; d < N; ++d)
+      if (d != axis && ls[d] != at(0, 3 + std::size_t(d)))
+        throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
+                          " has shape " + shape_str(ls) + " but rank 0's has " +
+                          shape_str(std::span(all.data() + 3, std::size_t(N))) + "; blocks may differ along axis " +
+                          std::to_string(axis) + " only (they differ on axis " + std::to_string(d) + ")");
+    extents[r] = ls[axis];
+    shape[axis] += ls[axis];
+  }
+  dndarray<T, N> a(layout(shape, axis, extents), c);
+  if (a.lnumel() > 0) std::memcpy(a.ldata(), data, std::size_t(a.lnumel()) * sizeof(T));
+  return a;
+}
+
+// Every rank has the whole array: keep my slice, no communication.
+template <dtype T, int N>
+dndarray<T, N> slice_global(const T* data, const std::array<std::int64_t, N>& shape, split_axis split,
+                            const communicator& c) {
+  if (split) check_axis(*split, N, "array(split)");
+  const index_vec sh(shape.begin(), shape.end());
+  dndarray<T, N> a(layout::balanced(sh, split, c.size()), c);
+  // The replicated source is described as a layout too: the engine copies the
+  // slice locally and sends nothing.
+  exchange(replicated_layout(sh, c.size()), a.distribution(), c.rank(), sizeof(T)).run(c, data, a.ldata());
+  return a;
+}
+
+template <dtype T, int N>
+dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape, const array_options& o) {
+  const auto& c = comm_of(o.comm);
+  if (o.split && o.is_split)
+    throw value_error("ember::array: give either split (data is global) or is_split (data is this rank's block), "
+                      "not both (split=" + axis_str(o.split) + ", is_split=" + axis_str(o.is_split) + ")");
+  for (int d = 0; d < N; ++d)
+    if (shape[d] < 0) throw value_error("ember::array: negative extent in shape " + shape_str(shape));
+  if (o.is_split) return join_blocks<T, N>(data, shape, *o.is_split, c);
+  return slice_global<T, N>(data, shape, o.split, c);
+}
+
+}  // namespace detail
+
+// From a row-major Eigen tensor (or map): global data, or this rank's block.
+template <dtype T, int N>
+dndarray<T, N> array(const Eigen::Tensor<T, N, Eigen::RowMajor>& t, const array_options& o = {}) {
+  std::array<std::int64_t, N> s;
+  for (int d = 0; d < N; ++d) s[d] = t.dimension(d);
+  return detail::from_data<T, N>(t.data(), s, o);
+}
+template <dtype T, int N>
+dndarray<T, N> array(const Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>>& t, const array_options& o = {}) {
+  std::array<std::int64_t, N> s;
+  for (int d = 0; d < N; ++d) s[d] = t.dimension(d);
+  return detail::from_data<T, N>(t.data(), s, o);
+}
+// From row-major data and its shape.
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> array(std::span<const T> data, const std::array<std::int64_t, N>& shape,
+                          const array_options& o = {}) {
+  std::int64_t n = 1;
+  for (auto s : shape) n *= s;
+  if (std::int64_t(data.size()) != n)
+    throw shape_error("ember::array: " + std::to_string(data.size()) + " values do not fill shape " +
+                      detail::shape_str(shape));
+  return detail::from_data<T, int(N)>(data.data(), shape, o);
+}
+// (Options are required here so that array(vector, {.split = 0}) stays unambiguous.)
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> array(const std::vector<T>& data, const std::int64_t (&shape)[N], const array_options& o) {
+  return array(std::span<const T>(data), std::to_array(shape), o);
+}
+// A 1-D array from a vector.
+template <dtype T>
+dndarray<T, 1> array(const std::vector<T>& data, const array_options& o = {}) {
+  return array(std::span<const T>(data), std::array<std::int64_t, 1>{std::int64_t(data.size())}, o);
+}
+
+}  // namespace ember

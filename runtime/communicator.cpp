@@ -1,0 +1,212 @@
+#include "communicator.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace ember {
+
+runtime_config& config() {
+  static runtime_config c;
+  return c;
+}
+
+namespace detail {
+
+void check_mpi(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  int rank = -1;
+  int init = 0;
+  MPI_Initialized(&init);
+  if (init) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw communication_error(std::string("ember: ") + what + " failed on world rank " + std::to_string(rank) + ": " +
+                            std::string(msg, std::size_t(len)));
+}
+
+MPI_Op mpi_op(reduce_op op) {
+  switch (op) {
+    case reduce_op::sum: return MPI_SUM;
+    case reduce_op::prod: return MPI_PROD;
+    case reduce_op::min: return MPI_MIN;
+    case reduce_op::max: return MPI_MAX;
+    case reduce_op::land: return MPI_LAND;
+    case reduce_op::lor: return MPI_LOR;
+    case reduce_op::band: return MPI_BAND;
+    case reduce_op::bor: return MPI_BOR;
+  }
+  return MPI_SUM;
+}
+
+std::int64_t chunk_elems(std::size_t elem_size) {
+  const std::int64_t limit = std::min<std::int64_t>(config().max_message_bytes, INT_MAX);
+  return std::max<std::int64_t>(1, limit / std::int64_t(elem_size));
+}
+
+struct comm_state {
+  MPI_Comm comm = MPI_COMM_NULL;
+  mutable traffic sent;
+  ~comm_state() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    // A handle outliving MPI_Finalize (a global array in the host code) must not
+    // call into MPI any more; the duplicate is reclaimed by MPI_Finalize itself.
+    if (!finalized && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+}  // namespace detail
+
+communicator::communicator(MPI_Comm user) : state_(std::make_shared<detail::comm_state>()) {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) throw error("ember::communicator: MPI is not initialized (construct an ember::environment first)");
+  detail::check_mpi(MPI_Comm_dup(user, &state_->comm), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(state_->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(state_->comm, &rank_);
+  MPI_Comm_size(state_->comm, &size_);
+}
+
+MPI_Comm communicator::native() const { return state_->comm; }
+traffic communicator::sent() const { return state_->sent; }
+void communicator::count(const traffic& t) const { state_->sent += t; }
+
+bool communicator::congruent(const communicator& other) const {
+  if (state_ == other.state_) return true;
+  int result = MPI_UNEQUAL;
+  detail::check_mpi(MPI_Comm_compare(native(), other.native(), &result), "MPI_Comm_compare");
+  return result == MPI_IDENT || result == MPI_CONGRUENT;
+}
+
+void communicator::barrier() const {
+  detail::check_mpi(MPI_Barrier(native()), "MPI_Barrier");
+}
+
+void communicator::isend_bytes(const void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const {
+  detail::check_mpi(MPI_Isend(buf, int(bytes), MPI_BYTE, peer, tag, native(), req), "MPI_Isend");
+  count({bytes, 1});
+}
+
+void communicator::irecv_bytes(void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const {
+  detail::check_mpi(MPI_Irecv(buf, int(bytes), MPI_BYTE, peer, tag, native(), req), "MPI_Irecv");
+}
+
+void communicator::wait_all(std::vector<MPI_Request>& reqs) {
+  if (reqs.empty()) return;
+  detail::check_mpi(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  reqs.clear();
+}
+
+void communicator::allgatherv_bytes(const void* send, std::int64_t send_units, void* recv,
+                                    const std::vector<std::int64_t>& counts, const std::vector<std::int64_t>& displs,
+                                    std::int64_t unit) const {
+  MPI_Datatype type;
+  detail::check_mpi(MPI_Type_contiguous(int(unit), MPI_BYTE, &type), "MPI_Type_contiguous");
+  MPI_Type_commit(&type);
+  struct type_guard {
+    MPI_Datatype* t;
+    ~type_guard() { MPI_Type_free(t); }
+  } guard{&type};
+
+  // Rounds of at most `step` units per rank keep every message within the limit.
+  // The number of rounds derives from replicated counts, so every rank agrees.
+  const std::int64_t step = detail::chunk_elems(std::size_t(unit));
+  std::int64_t max_count = 0, max_end = 0;
+  for (int r = 0; r < size_; ++r) {
+    max_count = std::max(max_count, counts[r]);
+    max_end = std::max(max_end, displs[r] + counts[r]);
+  }
+  if (max_count == 0) return;
+  if (max_count <= step && max_end <= INT_MAX) {
+    // The common case: one MPI_Allgatherv, MPI's own algorithm.
+    std::vector<int> c(size_), d(size_);
+    for (int r = 0; r < size_; ++r) {
+      c[r] = int(counts[r]);
+      d[r] = int(displs[r]);
+    }
+    detail::check_mpi(MPI_Allgatherv(send, int(send_units), type, recv, c.data(), d.data(), type, native()),
+                      "MPI_Allgatherv");
+    count(model::allgather(send_units * unit, size_));
+    return;
+  }
+  // General case: per round, MPI_Alltoallw with a one-block hindexed receive type
+  // per peer places each block at an arbitrary 64-bit byte offset.
+  const std::int64_t rounds = (max_count + step - 1) / step;
+  std::vector<int> scounts(size_), sdispl(size_, 0), ones(size_), rdispl(size_, 0);
+  std::vector<MPI_Datatype> stypes(size_, type), rtypes(size_);
+  for (std::int64_t k = 0; k < rounds; ++k) {
+    const std::int64_t lo = k * step;
+    const std::int64_t mine = std::clamp<std::int64_t>(send_units - lo, 0, step);
+    for (int r = 0; r < size_; ++r) {
+      int blen = int(std::clamp<std::int64_t>(counts[r] - lo, 0, step));
+      MPI_Aint bdisp = MPI_Aint((displs[r] + lo) * unit);
+      detail::check_mpi(MPI_Type_create_hindexed(1, &blen, &bdisp, type, &rtypes[r]), "MPI_Type_create_hindexed");
+      MPI_Type_commit(&rtypes[r]);
+      ones[r] = blen > 0 ? 1 : 0;
+      scounts[r] = int(mine);
+    }
+    const char* sbase = static_cast<const char*>(send) + lo * unit;
+    int rc = MPI_Alltoallw(sbase, scounts.data(), sdispl.data(), stypes.data(), recv, ones.data(), rdispl.data(),
+                           rtypes.data(), native());
+    for (auto& t : rtypes) MPI_Type_free(&t);
+    detail::check_mpi(rc, "MPI_Alltoallw");
+    count(model::allgather(mine * unit, size_));
+  }
+}
+
+namespace model {
+traffic allgather(std::int64_t my_bytes, int nranks) {
+  return {my_bytes * (nranks - 1), nranks - 1};
+}
+traffic bcast(std::int64_t bytes, int nranks, bool is_root) {
+  return is_root ? traffic{bytes * (nranks - 1), nranks - 1} : traffic{};
+}
+traffic allreduce(std::int64_t bytes, int nranks) {
+  return {bytes * (nranks - 1), nranks - 1};
+}
+}  // namespace model
+
+// ---------------------------------------------------------------------------
+environment::environment() {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) {
+    int provided = 0;
+    detail::check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    owns_ = true;
+  }
+}
+
+environment::environment(int& argc, char**& argv) {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) {
+    int provided = 0;
+    detail::check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    owns_ = true;
+  }
+}
+
+namespace detail {
+std::unique_ptr<communicator>& world_slot() {
+  static std::unique_ptr<communicator> w;
+  return w;
+}
+}  // namespace detail
+
+environment::~environment() {
+  // Free ember's duplicate while MPI is still alive.
+  detail::world_slot().reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && !finalized) MPI_Finalize();
+}
+
+const communicator& world() {
+  auto& w = detail::world_slot();
+  if (!w) w = std::make_unique<communicator>(MPI_COMM_WORLD);
+  return *w;
+}
+
+}  // namespace ember

@@ -1,0 +1,189 @@
+// MPI runtime: environment, communicator, typed collectives and traffic counters.
+//
+// ember never talks on the communicator it is given: it duplicates it, so its
+// messages can never match the host code's receives. Errors are returned (not
+// fatal) on the duplicate and turned into ember::communication_error.
+#pragma once
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "error.hpp"
+
+namespace ember {
+
+// Knobs that must be identical on every rank (they shape message counts).
+struct runtime_config {
+  // Largest single MPI message in bytes. MPI counts are int, and OpenMPI 4.1 has no
+  // large-count calls, so anything larger is sent in several messages. Tests lower
+  // it to exercise the chunking with small arrays.
+  std::int64_t max_message_bytes = 1 << 30;
+  // Per-direction staging buffer of the exchange engine for data that is not
+  // contiguous on both sides: bounds a resplit's extra memory independently of the
+  // array size.
+  std::int64_t staging_bytes = 32 << 20;
+};
+runtime_config& config();
+
+// Bytes and messages sent by this rank. Point-to-point traffic is counted as sent;
+// a collective is counted by the logical model in traffic.hpp (what each rank would
+// send if the collective were written with point-to-point messages), the same model
+// the planner uses for its predictions.
+struct traffic {
+  std::int64_t bytes = 0;
+  std::int64_t messages = 0;
+  traffic& operator+=(const traffic& o) {
+    bytes += o.bytes;
+    messages += o.messages;
+    return *this;
+  }
+  friend traffic operator-(traffic a, const traffic& b) { return {a.bytes - b.bytes, a.messages - b.messages}; }
+  friend traffic operator+(traffic a, const traffic& b) { return a += b; }
+  friend bool operator==(const traffic&, const traffic&) = default;
+};
+
+enum class reduce_op { sum, prod, min, max, land, lor, band, bor };
+
+namespace detail {
+template <class T> MPI_Datatype mpi_type();
+void check_mpi(int rc, const char* what);
+struct comm_state;
+}  // namespace detail
+
+class communicator {
+ public:
+  // Duplicates `user` (MPI must be initialized). Collective over `user`.
+  explicit communicator(MPI_Comm user);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm native() const;  // ember's private duplicate
+
+  traffic sent() const;   // cumulative on this rank
+  void count(const traffic& t) const;  // used by collectives and the exchange engine
+
+  void barrier() const;
+
+  template <class T> void bcast(T* data, std::int64_t n, int root) const;
+  template <class T> void allreduce(T* inout, std::int64_t n, reduce_op op) const;
+  template <class T> T allreduce(T value, reduce_op op) const {
+    allreduce(&value, 1, op);
+    return value;
+  }
+  // Each rank contributes `n` elements; result has size()*n elements in rank order.
+  template <class T> std::vector<T> allgather(const T* data, std::int64_t n) const;
+  template <class T> std::vector<T> allgather(const T& value) const { return allgather(&value, 1); }
+
+  // Raw byte point-to-point, one message each (callers chunk). Counted on send.
+  void isend_bytes(const void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const;
+  void irecv_bytes(void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const;
+  static void wait_all(std::vector<MPI_Request>& reqs);
+
+  // Allgatherv of bytes, counts and displacements in units of `unit` bytes
+  // (all must fit in int). Counted with the allgather model.
+  void allgatherv_bytes(const void* send, std::int64_t send_units, void* recv,
+                        const std::vector<std::int64_t>& counts, const std::vector<std::int64_t>& displs,
+                        std::int64_t unit) const;
+
+  friend bool operator==(const communicator& a, const communicator& b) { return a.state_ == b.state_; }
+  // True when both wrap duplicates of the same group in the same order.
+  bool congruent(const communicator& other) const;
+
+ private:
+  std::shared_ptr<detail::comm_state> state_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// RAII MPI initialization. Initializes MPI unless the host program already did,
+// and finalizes only what it initialized. A binary started without mpirun runs as
+// a single rank (MPI singleton).
+class environment {
+ public:
+  environment();
+  environment(int& argc, char**& argv);
+  ~environment();
+  environment(const environment&) = delete;
+  environment& operator=(const environment&) = delete;
+  bool owns_mpi() const { return owns_; }
+
+ private:
+  bool owns_ = false;
+};
+
+// ember's duplicate of MPI_COMM_WORLD, created on first use (MPI must be initialized,
+// by ember::environment or by the host code).
+const communicator& world();
+
+// Logical traffic of collectives, per rank (see `traffic`). Shared with the planner.
+namespace model {
+traffic allgather(std::int64_t my_bytes, int nranks);
+traffic bcast(std::int64_t bytes, int nranks, bool is_root);
+traffic allreduce(std::int64_t bytes, int nranks);
+}  // namespace model
+
+// ---------------------------------------------------------------------------
+namespace detail {
+template <class T> MPI_Datatype mpi_type() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<U, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<U, long double>) return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<U, bool>) return MPI_C_BOOL;
+  else if constexpr (std::is_same_v<U, char>) return MPI_CHAR;
+  else if constexpr (std::is_same_v<U, std::int8_t>) return MPI_INT8_T;
+  else if constexpr (std::is_same_v<U, std::uint8_t>) return MPI_UINT8_T;
+  else if constexpr (std::is_same_v<U, std::int16_t>) return MPI_INT16_T;
+  else if constexpr (std::is_same_v<U, std::uint16_t>) return MPI_UINT16_T;
+  else if constexpr (std::is_same_v<U, std::int32_t>) return MPI_INT32_T;
+  else if constexpr (std::is_same_v<U, std::uint32_t>) return MPI_UINT32_T;
+  else if constexpr (std::is_same_v<U, std::int64_t> || std::is_same_v<U, long long>) return MPI_INT64_T;
+  else if constexpr (std::is_same_v<U, std::uint64_t> || std::is_same_v<U, unsigned long long>) return MPI_UINT64_T;
+  else if constexpr (std::is_same_v<U, std::complex<float>>) return MPI_C_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<U, std::complex<double>>) return MPI_C_DOUBLE_COMPLEX;
+  else static_assert(sizeof(T) == 0, "ember: no MPI datatype for this element type");
+}
+MPI_Op mpi_op(reduce_op op);
+std::int64_t chunk_elems(std::size_t elem_size);
+}  // namespace detail
+
+template <class T>
+void communicator::bcast(T* data, std::int64_t n, int root) const {
+  const std::int64_t step = detail::chunk_elems(sizeof(T));
+  for (std::int64_t off = 0; off < n || (n == 0 && off == 0); off += step) {
+    const std::int64_t c = std::min(step, n - off);
+    if (c > 0) detail::check_mpi(MPI_Bcast(data + off, int(c), detail::mpi_type<T>(), root, native()), "MPI_Bcast");
+    count(model::bcast(c * std::int64_t(sizeof(T)), size_, rank_ == root));
+    if (n == 0) break;
+  }
+}
+
+template <class T>
+void communicator::allreduce(T* inout, std::int64_t n, reduce_op op) const {
+  const std::int64_t step = detail::chunk_elems(sizeof(T));
+  for (std::int64_t off = 0; off < n; off += step) {
+    const std::int64_t c = std::min(step, n - off);
+    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, inout + off, int(c), detail::mpi_type<T>(), detail::mpi_op(op), native()),
+                      "MPI_Allreduce");
+    count(model::allreduce(c * std::int64_t(sizeof(T)), size_));
+  }
+}
+
+template <class T>
+std::vector<T> communicator::allgather(const T* data, std::int64_t n) const {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<T> out(std::size_t(n) * std::size_t(size_));
+  std::vector<std::int64_t> counts(size_, n), displs(size_);
+  for (int r = 0; r < size_; ++r) displs[r] = std::int64_t(r) * n;
+  allgatherv_bytes(data, n, out.data(), counts, displs, sizeof(T));
+  return out;
+}
+
+}  // namespace ember

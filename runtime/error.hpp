@@ -1,0 +1,55 @@
+// ember::error and its subclasses.
+//
+// Every check that depends on replicated metadata (shapes, axes, target maps) is
+// evaluated identically on every rank, so every rank throws the same error and no
+// rank is left waiting in a collective. Messages name the shapes, axes and ranks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ember {
+
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A shape or extent that does not fit (broadcast mismatch, target map not summing up).
+class shape_error : public error { using error::error; };
+// An axis out of range for the array's rank.
+class axis_error : public error { using error::error; };
+// Element types that disagree across ranks or with the operation.
+class type_error : public error { using error::error; };
+// A value outside its domain (negative extent, wrong number of ranks, ...).
+class value_error : public error { using error::error; };
+// An MPI call failed; carries the MPI error string.
+class communication_error : public error { using error::error; };
+
+namespace detail {
+
+template <class Range>
+std::string shape_str(const Range& s) {
+  std::ostringstream os;
+  os << '(';
+  bool first = true;
+  for (auto v : s) {
+    if (!first) os << ", ";
+    os << v;
+    first = false;
+  }
+  if (std::size(s) == 1) os << ',';
+  os << ')';
+  return os.str();
+}
+
+inline std::string axis_str(std::optional<int> axis) {
+  return axis ? std::to_string(*axis) : std::string("none");
+}
+
+}  // namespace detail
+}  // namespace ember

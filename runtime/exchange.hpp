@@ -1,0 +1,86 @@
+// The exchange engine: moves data from any source distribution to any destination
+// distribution by intersecting their boxes. resplit, redistribute, balance,
+// gather-to-none, gather-to-root and (later) block-cyclic conversion and box
+// reshape are all this one mechanism.
+//
+// An exchange is computed per rank from replicated metadata only, with no
+// communication; the same computation gives the exact bytes and messages each rank
+// will send, before anything moves.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "communicator.hpp"
+#include "layout.hpp"
+
+namespace ember {
+
+// One intersected sub-box: where it sits in the sender's and the receiver's buffer.
+struct exchange_segment {
+  index_vec extents;
+  std::int64_t src_offset = 0;
+  index_vec src_strides;
+  std::int64_t dst_offset = 0;
+  index_vec dst_strides;
+};
+
+// Everything that moves from one rank to one other rank.
+struct exchange_transfer {
+  int peer = -1;
+  std::vector<exchange_segment> segments;
+  std::int64_t bytes = 0;
+  bool src_contiguous = false;  // one run in the sender's buffer: sent without packing
+  bool dst_contiguous = false;  // one run in the receiver's buffer: received in place
+  std::int64_t chunk_bytes = 0;  // message size limit agreed by both sides
+  std::int64_t messages() const { return bytes == 0 ? 0 : (bytes + chunk_bytes - 1) / chunk_bytes; }
+};
+
+enum class exchange_method {
+  point_to_point,  // per-peer messages, staged only where data is not contiguous
+  allgather,       // destination replicated and every source slab contiguous in it
+};
+
+class exchange {
+ public:
+  // The schedule of `rank` for moving elements of `elem_size` bytes from `src` to
+  // `dst` (same global shape and rank count; validated, throws ember::error).
+  exchange(const distribution& src, const distribution& dst, int rank, std::size_t elem_size);
+
+  exchange_method method() const { return method_; }
+  // Exactly what this rank's run() adds to the communicator's counters.
+  traffic predicted() const { return predicted_; }
+  // Bytes this rank receives from other ranks.
+  std::int64_t received_bytes() const;
+  // Upper bound on the staging memory run() allocates on this rank.
+  std::int64_t staging_bytes() const { return staging_; }
+  const std::vector<exchange_transfer>& sends() const { return sends_; }
+  const std::vector<exchange_transfer>& recvs() const { return recvs_; }
+
+  // Collective over `comm` (all ranks of the distributions). `src_buf` is this
+  // rank's local buffer of `src`, `dst_buf` of `dst`; they must not overlap.
+  void run(const communicator& comm, const void* src_buf, void* dst_buf) const;
+
+ private:
+  int rank_;
+  int nranks_;
+  std::size_t elem_;
+  exchange_method method_ = exchange_method::point_to_point;
+  std::vector<exchange_transfer> sends_, recvs_;
+  std::vector<exchange_segment> self_;
+  traffic predicted_;
+  std::int64_t staging_ = 0;
+  // allgather method
+  std::vector<std::int64_t> ag_counts_, ag_displs_;
+  std::int64_t ag_mine_ = 0, ag_src_offset_ = 0;
+
+  void run_p2p(const communicator& comm, const char* src, char* dst) const;
+};
+
+// Copies one segment between two strided buffers (a local copy, no MPI).
+void copy_segment(const exchange_segment& s, const char* src, char* dst, std::size_t elem_size);
+
+// Predicted traffic of every rank for the move (the planner's view; no MPI).
+std::vector<traffic> predict_exchange(const distribution& src, const distribution& dst, std::size_t elem_size);
+
+}  // namespace ember
