@@ -101,14 +101,6 @@ void communicator::wait_all(std::vector<MPI_Request>& reqs) {
 void communicator::allgatherv_bytes(const void* send, std::int64_t send_units, void* recv,
                                     const std::vector<std::int64_t>& counts, const std::vector<std::int64_t>& displs,
                                     std::int64_t unit) const {
-  MPI_Datatype type;
-  detail::check_mpi(MPI_Type_contiguous(int(unit), MPI_BYTE, &type), "MPI_Type_contiguous");
-  MPI_Type_commit(&type);
-  struct type_guard {
-    MPI_Datatype* t;
-    ~type_guard() { MPI_Type_free(t); }
-  } guard{&type};
-
   // Rounds of at most `step` units per rank keep every message within the limit.
   // The number of rounds derives from replicated counts, so every rank agrees.
   const std::int64_t step = detail::chunk_elems(std::size_t(unit));
@@ -118,20 +110,39 @@ void communicator::allgatherv_bytes(const void* send, std::int64_t send_units, v
     max_end = std::max(max_end, displs[r] + counts[r]);
   }
   if (max_count == 0) return;
-  if (max_count <= step && max_end <= INT_MAX) {
-    // The common case: one MPI_Allgatherv, MPI's own algorithm.
-    std::vector<int> c(size_), d(size_);
-    for (int r = 0; r < size_; ++r) {
-      c[r] = int(counts[r]);
-      d[r] = int(displs[r]);
+  if (max_count <= step && max_end * unit <= INT_MAX) {
+    // The common case: one MPI call, MPI's own algorithm, on predefined MPI_BYTE
+    // (derived types can take slower paths inside MPI); plain Allgather when
+    // every rank contributes the same amount.
+    bool equal = true;
+    for (int r = 0; r < size_; ++r) equal = equal && counts[r] == counts[0] && displs[r] == r * counts[0];
+    if (equal) {
+      detail::check_mpi(MPI_Allgather(send, int(send_units * unit), MPI_BYTE, recv, int(counts[0] * unit), MPI_BYTE,
+                                      native()),
+                        "MPI_Allgather");
+    } else {
+      std::vector<int> c(size_), d(size_);
+      for (int r = 0; r < size_; ++r) {
+        c[r] = int(counts[r] * unit);
+        d[r] = int(displs[r] * unit);
+      }
+      detail::check_mpi(MPI_Allgatherv(send, int(send_units * unit), MPI_BYTE, recv, c.data(), d.data(), MPI_BYTE,
+                                       native()),
+                        "MPI_Allgatherv");
     }
-    detail::check_mpi(MPI_Allgatherv(send, int(send_units), type, recv, c.data(), d.data(), type, native()),
-                      "MPI_Allgatherv");
     count(model::allgather(send_units * unit, size_));
     return;
   }
   // General case: per round, MPI_Alltoallw with a one-block hindexed receive type
   // per peer places each block at an arbitrary 64-bit byte offset.
+  MPI_Datatype type;
+  detail::check_mpi(MPI_Type_contiguous(int(unit), MPI_BYTE, &type), "MPI_Type_contiguous");
+  MPI_Type_commit(&type);
+  struct type_guard {
+    MPI_Datatype* t;
+    ~type_guard() { MPI_Type_free(t); }
+  } guard{&type};
+
   const std::int64_t rounds = (max_count + step - 1) / step;
   std::vector<int> scounts(size_), sdispl(size_, 0), ones(size_), rdispl(size_, 0);
   std::vector<MPI_Datatype> stypes(size_, type), rtypes(size_);

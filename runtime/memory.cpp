@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <sys/mman.h>
+
 namespace ember {
 namespace {
 allocation_stats stats;
@@ -12,11 +14,15 @@ const allocation_stats& allocations() { return stats; }
 
 namespace detail {
 void* aligned_alloc_counted(std::size_t bytes) {
-  // Round up to the alignment, as std::aligned_alloc requires; never return null
-  // for an empty block so handles stay distinguishable from "no storage".
-  const std::size_t a = 64, sz = std::max<std::size_t>(a, (bytes + a - 1) / a * a);
+  // Blocks of 4 MiB and more are aligned to 2 MiB and offered to the kernel as
+  // transparent huge pages: first touch of a large array then costs one fault
+  // per 2 MiB instead of one per 4 KiB. Smaller blocks are cache-line aligned.
+  constexpr std::size_t huge = std::size_t(2) << 20;
+  const bool big = bytes >= 2 * huge;
+  const std::size_t a = big ? huge : 64, sz = std::max<std::size_t>(a, (bytes + a - 1) / a * a);
   void* p = std::aligned_alloc(a, sz);
   if (!p) throw std::bad_alloc();
+  if (big) madvise(p, sz, MADV_HUGEPAGE);  // advice only: failure changes nothing
   ++stats.count;
   stats.bytes += std::int64_t(bytes);
   stats.live_bytes += std::int64_t(bytes);

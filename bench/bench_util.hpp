@@ -1,0 +1,71 @@
+// Timing helpers for the benchmarks: every figure is a ratio against a baseline
+// measured in the same run, never a bare absolute time.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// Median over `reps` runs of the slowest rank's time (what a user waits for).
+inline double time_collective(MPI_Comm comm, int reps, const std::function<void()>& f) {
+  std::vector<double> t;
+  f();  // warm-up
+  for (int i = 0; i < reps; ++i) {
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    f();
+    double dt = MPI_Wtime() - t0, mx = 0;
+    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
+    t.push_back(mx);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Peak resident set (VmHWM) of this process in bytes, and a reset of it.
+inline long long peak_rss() {
+  std::ifstream f("/proc/self/status");
+  std::string k;
+  long long v = 0;
+  while (f >> k) {
+    if (k == "VmHWM:") {
+      f >> v;
+      return v * 1024;
+    }
+    std::getline(f, k);
+  }
+  return -1;
+}
+inline long long current_rss() {
+  std::ifstream f("/proc/self/status");
+  std::string k;
+  long long v = 0;
+  while (f >> k) {
+    if (k == "VmRSS:") {
+      f >> v;
+      return v * 1024;
+    }
+    std::getline(f, k);
+  }
+  return -1;
+}
+inline void reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+}
+
+inline void report(int rank, const char* name, double ratio, const char* cmp, double target, const std::string& extra) {
+  if (rank != 0) return;
+  const bool ok = cmp[0] == '<' ? ratio <= target : ratio >= target;
+  std::printf("%-44s %8.3f  (target %s %.2f)  %-4s %s\n", name, ratio, cmp, target, ok ? "ok" : "MISS", extra.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace bench
