@@ -29,13 +29,14 @@ inline double time_collective(MPI_Comm comm, int reps, const std::function<void(
   return t[t.size() / 2];
 }
 
-// Peak resident set (VmHWM) of this process in bytes, and a reset of it.
-inline long long peak_rss() {
+// A memory figure of this process from /proc/self/status, in bytes: "VmHWM:" is
+// the peak resident set, "VmRSS:" the current one.
+inline long long status_bytes(const std::string& key) {
   std::ifstream f("/proc/self/status");
   std::string k;
   long long v = 0;
   while (f >> k) {
-    if (k == "VmHWM:") {
+    if (k == key) {
       f >> v;
       return v * 1024;
     }
@@ -43,19 +44,8 @@ inline long long peak_rss() {
   }
   return -1;
 }
-inline long long current_rss() {
-  std::ifstream f("/proc/self/status");
-  std::string k;
-  long long v = 0;
-  while (f >> k) {
-    if (k == "VmRSS:") {
-      f >> v;
-      return v * 1024;
-    }
-    std::getline(f, k);
-  }
-  return -1;
-}
+inline long long peak_rss() { return status_bytes("VmHWM:"); }
+inline long long current_rss() { return status_bytes("VmRSS:"); }
 inline void reset_peak_rss() {
   std::ofstream f("/proc/self/clear_refs");
   f << "5";
