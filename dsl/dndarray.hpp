@@ -20,8 +20,18 @@
 #include "../runtime/layout.hpp"
 #include "../runtime/memory.hpp"
 #include "dtype.hpp"
+#include "node_base.hpp"
 
 namespace ember {
+
+template <dtype T, int N>
+class dndarray;
+namespace detail {
+// Evaluates expression `e` into `dst` (dsl/eval.hpp): into its storage when it
+// already has the expression's shape, otherwise into new storage.
+template <class T, int N, class E>
+void assign_expression(dndarray<T, N>& dst, const E& e);
+}  // namespace detail
 
 // The "not split" value of a split axis.
 inline constexpr std::nullopt_t none = std::nullopt;
@@ -39,6 +49,25 @@ class dndarray {
   static constexpr int rank_v = N;
 
   dndarray() = default;  // a null handle; assign to it before use
+
+  // Evaluates an expression (one fused pass, planned communication). Assigning to
+  // an array that already has the expression's shape writes into its storage
+  // (every handle sharing it sees the result) and allocates nothing.
+  template <class E>
+    requires expr::is_node_v<E>
+  dndarray(const E& e) {  // NOLINT: implicit, like Eigen's evaluation on assignment
+    detail::assign_expression(*this, e);
+  }
+  template <class E>
+    requires expr::is_node_v<E>
+  dndarray& operator=(const E& e) {
+    detail::assign_expression(*this, e);
+    return *this;
+  }
+
+  // Wraps existing local storage laid out as `l` on `c` (no copy).
+  dndarray(const ember::layout& l, const communicator& c, std::shared_ptr<T[]> data)
+      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, std::move(data)}))) {}
 
   // Allocates an uninitialized local block for `l` on `c`.
   dndarray(const ember::layout& l, const communicator& c)

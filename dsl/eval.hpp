@@ -1,0 +1,582 @@
+// Evaluation: lower an expression to the planner's graph, look its plan up in a
+// per-type cache (or plan it), check on request that every rank planned the
+// same, and execute the steps: exchange-engine moves, fused kernels, collectives.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <unordered_map>
+#include <vector>
+
+#include "../planner/plan.hpp"
+#include "kernel.hpp"
+
+namespace ember {
+
+// Options of ember::eval: `{.split = k}` or `{.split = ember::none}` fixes the
+// result's layout; by default the planner chooses.
+struct split_request {
+  bool given = false;
+  split_axis axis;
+  split_request() = default;
+  split_request(int k) : given(true), axis(k) {}                // NOLINT: designated-initializer use
+  split_request(std::nullopt_t) : given(true), axis() {}        // NOLINT
+};
+struct eval_options {
+  split_request split;
+};
+
+// What the last evaluation on this process did, step by step: the plan's
+// prediction for this rank and what the counters measured.
+struct step_trace {
+  planner::step_kind kind;
+  traffic predicted;
+  traffic measured;
+};
+const std::vector<step_trace>& last_trace();
+
+namespace detail {
+
+inline std::vector<step_trace>& trace_store() {
+  static std::vector<step_trace> t;
+  return t;
+}
+
+inline bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// ---- lowering and fingerprints (pre-order, matching the kernels' numbering) ----
+struct lower_state {
+  planner::graph g;
+  std::vector<const void*> storage;  // distinct leaf storages seen so far
+  std::vector<int> storage_node;     // first leaf node of each
+  std::optional<int> rebalance_for;  // plan_for: leaves laid out as balanced for P ranks
+};
+
+template <class X>
+void lower(const X& x, lower_state& st) {
+  const int id = int(st.g.nodes.size());
+  st.g.nodes.emplace_back();
+  auto& n = st.g.nodes.back();
+  n.shape = x.shape();
+  n.dtype = dtype_code<typename X::value_type>();
+  n.elem = std::int64_t(sizeof(typename X::value_type));
+  if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    n.kind = planner::node_kind::scalar;
+    n.op = "scalar";
+    std::ostringstream os;
+    if constexpr (std::is_same_v<typename X::value_type, bool>) os << (x.v ? "True" : "False");
+    else os << +x.v;
+    n.label = os.str();
+  } else if constexpr (expr::is_reduction<X>::value) {
+    n.kind = planner::node_kind::reduce;
+    n.op = std::string(decltype(x.op_tag())::name);
+    n.axes = x.axes;
+    n.keepdims = x.keepdims;
+    n.index_result = x.index_result;
+    n.args = {id + 1};
+    lower(x.arg, st);
+  } else if constexpr (requires { x.a; }) {
+    n.kind = planner::node_kind::leaf;
+    n.op = "leaf";
+    const void* p = x.a.ldata();
+    std::size_t k = 0;
+    while (k < st.storage.size() && st.storage[k] != p) ++k;
+    if (k == st.storage.size()) {
+      st.storage.push_back(p);
+      st.storage_node.push_back(id);
+    }
+    n.alias = st.storage_node[k];
+    n.label = "a" + std::to_string(k);
+    if (st.rebalance_for)
+      n.lay = layout::balanced(n.shape, x.a.split(), *st.rebalance_for);
+    else
+      n.lay = x.a.distribution();
+  } else {
+    n.kind = planner::node_kind::elementwise;
+    n.op = std::string(decltype(x.op_tag())::name);
+    int next = id + 1;
+    hana::for_each(x.args, [&](const auto& a) {
+      st.g.nodes[std::size_t(id)].args.push_back(next);
+      next += std::remove_cvref_t<decltype(a)>::size;
+      lower(a, st);
+    });
+  }
+}
+
+// Two independent 64-bit FNV-1a streams: a 128-bit key for the plan cache.
+struct fingerprint {
+  std::uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+  std::vector<const void*> storage;
+  void add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      const std::uint64_t b = (v >> (8 * i)) & 0xff;
+      h1 = (h1 ^ b) * 0x100000001b3ull;
+      h2 = (h2 ^ (b + 0x9e)) * 0x100000001b3ull;
+    }
+  }
+  void add(const layout& l) {
+    add(std::uint64_t(l.ndim()));
+    for (auto s : l.shape()) add(std::uint64_t(s));
+    add(l.split() ? std::uint64_t(*l.split()) : ~0ull);
+    for (auto e : l.extents()) add(std::uint64_t(e));
+  }
+  bool operator==(const fingerprint& o) const { return h1 == o.h1 && h2 == o.h2; }
+};
+struct fingerprint_hash {
+  std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const { return k.first ^ (k.second * 31); }
+};
+
+template <class X>
+void fingerprint_of(const X& x, fingerprint& f) {
+  if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    return;
+  } else if constexpr (expr::is_reduction<X>::value) {
+    f.add(std::uint64_t(x.keepdims));
+    for (int a : x.axes) f.add(std::uint64_t(a));
+    f.add(0xa5a5);
+    fingerprint_of(x.arg, f);
+  } else if constexpr (requires { x.a; }) {
+    const void* p = x.a.ldata();
+    std::size_t k = 0;
+    while (k < f.storage.size() && f.storage[k] != p) ++k;
+    if (k == f.storage.size()) f.storage.push_back(p);
+    f.add(k);
+    f.add(x.a.distribution());
+  } else {
+    f.add(x.shape().size());  // broadcasting changes with shapes; leaves carry them
+    hana::for_each(x.args, [&](const auto& a) { fingerprint_of(a, f); });
+  }
+}
+
+// The first leaf's communicator; every leaf must live on the same group of ranks.
+template <class X>
+const communicator* comm_of(const X& x, const communicator* found = nullptr) {
+  if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    return found;
+  } else if constexpr (expr::is_reduction<X>::value) {
+    return comm_of(x.arg, found);
+  } else if constexpr (requires { x.a; }) {
+    const communicator& c = x.a.comm();
+    if (found && !(c == *found) && !c.congruent(*found))
+      throw value_error("ember: an expression mixes arrays on different communicators (sizes " +
+                        std::to_string(found->size()) + " and " + std::to_string(c.size()) + ")");
+    return found ? found : &c;
+  } else {
+    hana::for_each(x.args, [&](const auto& a) { found = comm_of(a, found); });
+    return found;
+  }
+}
+
+// Calls f(node) for the reduction node with pre-order id `target`.
+template <class X, class F>
+void visit_reduction(const X& x, int id, int target, F&& f) {
+  if constexpr (expr::is_reduction<X>::value) {
+    if (id == target) {
+      f(x);
+      return;
+    }
+    visit_reduction(x.arg, id + 1, target, f);
+  } else if constexpr (requires { x.args; }) {
+    int next = id + 1;
+    hana::for_each(x.args, [&](const auto& a) {
+      constexpr int sz = std::remove_cvref_t<decltype(a)>::size;
+      if (target >= next && target < next + sz) visit_reduction(a, next, target, f);
+      next += sz;
+    });
+  }
+}
+
+// ---- the plan cache: per expression type, keyed by every fact the plan depends on ----
+struct cached_plan {
+  planner::graph g;
+  planner::plan p;
+  std::vector<std::unique_ptr<exchange>> moves;  // this rank's schedule of each move step
+};
+
+template <class E>
+std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, const std::optional<layout>& target) {
+  fingerprint f;
+  fingerprint_of(e, f);
+  f.add(std::uint64_t(c.size()));
+  f.add(std::uint64_t(c.rank()));
+  f.add(std::uint64_t(config().max_message_bytes));
+  f.add(std::uint64_t(config().staging_bytes));
+  if (target) f.add(*target);
+  else f.add(0x7a);
+  static std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<cached_plan>, fingerprint_hash>
+      cache;
+  const auto key = std::make_pair(f.h1, f.h2);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  auto cp = std::make_shared<cached_plan>();
+  lower_state st;
+  lower(e, st);
+  st.g.nranks = c.size();
+  cp->g = std::move(st.g);
+  cp->p = planner::make_plan(cp->g, target, /*per_rank=*/c.size() <= 4096);
+  cp->moves.resize(cp->p.steps.size());
+  for (std::size_t i = 0; i < cp->p.steps.size(); ++i) {
+    const auto& s = cp->p.steps[i];
+    if (s.kind != planner::step_kind::fused_kernel && s.kind != planner::step_kind::allreduce &&
+        s.kind != planner::step_kind::gather_index)
+      cp->moves[i] = std::make_unique<exchange>(*s.from, *s.to, c.rank(), std::size_t(cp->g.nodes[std::size_t(s.node)].elem));
+  }
+  if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
+  cache.emplace(key, cp);
+  return cp;
+}
+
+// EMBER_CHECK_PLANS=1: every rank must have planned the same (one allreduce).
+inline void check_same_plan(const planner::plan& p, const communicator& c) {
+  const std::uint64_t h = p.hash();
+  std::int64_t v[2] = {std::int64_t(h >> 1), -std::int64_t(h >> 1)};
+  c.allreduce(v, 2, reduce_op::min);
+  if (v[0] != -v[1])
+    throw error("ember: ranks planned differently (plan hash differs on rank " + std::to_string(c.rank()) +
+                "); replicated metadata diverged");
+}
+
+// ---- execution ----
+struct value_slot {
+  std::shared_ptr<void> hold;
+  void* ptr = nullptr;
+  std::shared_ptr<void> aux_hold;  // argmin/argmax: the extreme values
+  void* aux = nullptr;
+};
+
+inline std::shared_ptr<void> alloc_bytes(std::int64_t n) { return allocate<unsigned char>(std::max<std::int64_t>(n, 1)); }
+
+template <int MR>
+kernel::space<MR> space_of(const layout& l, int rank) {
+  kernel::space<MR> sp;
+  const index_vec ls = l.lshape(rank);
+  if (ls.empty()) {
+    sp.rank = 1;
+    sp.ext[0] = 1;
+    return sp;
+  }
+  sp.rank = int(ls.size());
+  for (int d = 0; d < sp.rank; ++d) sp.ext[std::size_t(d)] = ls[std::size_t(d)];
+  return sp;
+}
+
+template <class Op>
+constexpr reduce_op mpi_reduce_of() {
+  if constexpr (std::is_same_v<Op, op::sum>) return reduce_op::sum;
+  else if constexpr (std::is_same_v<Op, op::prod>) return reduce_op::prod;
+  else if constexpr (std::is_same_v<Op, op::min>) return reduce_op::min;
+  else if constexpr (std::is_same_v<Op, op::max>) return reduce_op::max;
+  else if constexpr (std::is_same_v<Op, op::all>) return reduce_op::land;
+  else return reduce_op::lor;
+}
+
+template <class E>
+class executor {
+ public:
+  executor(const E& e, const cached_plan& cp, const communicator& c) : e_(e), cp_(cp), c_(c) {}
+
+  // Runs the plan. `dest`: storage of an existing array to write the result into
+  // (its layout is the plan's target). Returns the result's storage.
+  std::shared_ptr<void> run(std::shared_ptr<void> dest) {
+    const auto& p = cp_.p;
+    vals_.assign(p.values.size(), {});
+    bind_leaves(e_, 0);
+    dest_ = std::move(dest);
+    auto& trace = trace_store();
+    trace.clear();
+    for (std::size_t i = 0; i < p.steps.size(); ++i) {
+      const auto& s = p.steps[i];
+      const traffic before = c_.sent();
+      switch (s.kind) {
+        case planner::step_kind::fused_kernel: run_kernel(s); break;
+        case planner::step_kind::allreduce:
+        case planner::step_kind::gather_index: run_combine(s); break;
+        default: run_move(i, s); break;
+      }
+      const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
+      trace.push_back({s.kind, predicted, c_.sent() - before});
+    }
+    auto& r = vals_[std::size_t(p.result)];
+    if (dest_ && r.ptr != dest_.get()) {
+      // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
+      const auto n = p.values[std::size_t(p.result)].local_size(c_.rank()) * node_elem(p.value_node[std::size_t(p.result)]);
+      if (n > 0) std::memmove(dest_.get(), r.ptr, std::size_t(n));
+      return dest_;
+    }
+    return r.hold;
+  }
+
+ private:
+  const E& e_;
+  const cached_plan& cp_;
+  const communicator& c_;
+  std::vector<value_slot> vals_;
+  std::shared_ptr<void> dest_;
+  std::vector<kernel::binding> bind_;
+
+  std::int64_t node_elem(int node) const { return cp_.g.nodes[std::size_t(node)].elem; }
+
+  template <class X>
+  void bind_leaves(const X& x, int id) {
+    if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    } else if constexpr (expr::is_reduction<X>::value) {
+      bind_leaves(x.arg, id + 1);
+    } else if constexpr (requires { x.a; }) {
+      auto& v = vals_[std::size_t(cp_.p.leaf_value[std::size_t(id)])];
+      if (!v.ptr) {
+        v.ptr = x.a.ldata();
+        v.hold = std::shared_ptr<void>(std::shared_ptr<typename X::value_type[]>(), v.ptr);  // non-owning: e_ holds it
+      }
+    } else {
+      int next = id + 1;
+      hana::for_each(x.args, [&](const auto& a) {
+        bind_leaves(a, next);
+        next += std::remove_cvref_t<decltype(a)>::size;
+      });
+    }
+  }
+
+  // Storage for value v; the result goes straight into the destination when safe.
+  value_slot& output(int v, std::int64_t bytes, bool may_use_dest) {
+    auto& slot = vals_[std::size_t(v)];
+    if (v == cp_.p.result && dest_ && may_use_dest) {
+      slot.hold = dest_;
+      slot.ptr = dest_.get();
+    } else {
+      slot.hold = alloc_bytes(bytes);
+      slot.ptr = slot.hold.get();
+    }
+    return slot;
+  }
+
+  void run_move(std::size_t i, const planner::step& s) {
+    const std::int64_t bytes = s.to->local_size(c_.rank()) * node_elem(s.node);
+    const void* src = vals_[std::size_t(s.input)].ptr;
+    auto& out = output(s.output, bytes, true);
+    cp_.moves[i]->run(c_, src, out.ptr);
+  }
+
+  void prepare_bindings(const planner::step& s) {
+    bind_.assign(cp_.g.nodes.size(), {});
+    for (auto [node, v] : s.bindings) bind_[std::size_t(node)] = {vals_[std::size_t(v)].ptr, &cp_.p.values[std::size_t(v)]};
+  }
+
+  // Writing the result in place is safe when every input that shares the
+  // destination's storage is read at the position being written.
+  bool dest_safe(const planner::step& s, bool is_reduction) const {
+    if (!dest_) return true;
+    for (auto [node, v] : s.bindings) {
+      if (vals_[std::size_t(v)].ptr != dest_.get()) continue;
+      if (is_reduction) return false;
+      if (!(cp_.p.values[std::size_t(v)] == *s.from) || cp_.g.nodes[std::size_t(node)].shape != cp_.g.nodes[std::size_t(s.node)].shape)
+        return false;
+    }
+    return true;
+  }
+
+  void run_kernel(const planner::step& s) {
+    prepare_bindings(s);
+    const kernel::context ctx{&bind_, c_.rank()};
+    if (cp_.g.nodes[std::size_t(s.node)].kind == planner::node_kind::reduce) {
+      visit_reduction(e_, 0, s.node, [&](const auto& r) { run_reduction_kernel(r, s, ctx); });
+      return;
+    }
+    if constexpr (!expr::is_reduction<E>::value) {
+      using T = typename E::value_type;
+      constexpr int MR = E::rank;
+      const auto sp = space_of<MR>(*s.from, c_.rank());
+      auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
+      kernel::run_elementwise<MR>(kernel::make_eval<MR>(e_, 0, ctx, sp), static_cast<T*>(out.ptr), sp);
+    }
+  }
+
+  template <class R>
+  void run_reduction_kernel(const R& r, const planner::step& s, const kernel::context& ctx) {
+    using A = std::remove_cvref_t<decltype(r.arg)>;
+    using Op = decltype(r.op_tag());
+    using V = typename A::value_type;
+    using T = typename R::value_type;
+    constexpr int MR = A::rank;
+    const auto sp = space_of<MR>(*s.from, c_.rank());
+    std::array<bool, kernel::space<MR>::cap> red{};
+    for (int a : r.axes) red[std::size_t(a + (sp.rank - int(cp_.g.nodes[std::size_t(s.node + 1)].shape.size())))] = true;
+    if (cp_.g.nodes[std::size_t(s.node + 1)].shape.empty()) red[0] = true;  // 0-d argument
+    const std::int64_t nout = s.to->local_size(c_.rank());
+    auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
+    auto& out = output(s.output, nout * std::int64_t(sizeof(T)), dest_safe(s, true));
+    if constexpr (op::is_arg_reduction_v<Op>) {
+      auto& slot = vals_[std::size_t(s.output)];
+      slot.aux_hold = alloc_bytes(nout * std::int64_t(sizeof(V)));
+      slot.aux = slot.aux_hold.get();
+      auto* idx = static_cast<std::int64_t*>(out.ptr);
+      std::fill_n(idx, nout, std::int64_t(-1));
+      std::array<std::int64_t, kernel::space<MR>::cap> off{}, gstr{};
+      const auto& it = *s.from;
+      if (it.split()) off[std::size_t(*it.split())] = it.offset(c_.rank());
+      const auto g = row_major_strides(it.shape());
+      for (int d = 0; d < sp.rank && d < int(g.size()); ++d) gstr[std::size_t(d)] = g[std::size_t(d)];
+      kernel::run_arg_reduction<Op, MR>(ev, static_cast<V*>(slot.aux), idx, sp, red, off, gstr, r.axes.size() > 1 || sp.rank == 1);
+    } else {
+      T* o = static_cast<T*>(out.ptr);
+      std::fill_n(o, nout, Op::template identity<T>());
+      std::shared_ptr<void> comp;
+      if constexpr (Op::compensated && std::is_floating_point_v<T>) {
+        comp = alloc_bytes(nout * std::int64_t(sizeof(T)));
+        std::fill_n(static_cast<T*>(comp.get()), nout, T(0));
+      }
+      kernel::run_reduction<Op, MR>(ev, o, static_cast<T*>(comp.get()), sp, red);
+      if constexpr (Op::compensated && std::is_floating_point_v<T>)
+        for (std::int64_t i = 0; i < nout; ++i) o[i] += static_cast<T*>(comp.get())[i];
+    }
+  }
+
+  void run_combine(const planner::step& s) {
+    visit_reduction(e_, 0, s.node, [&](const auto& r) {
+      using R = std::remove_cvref_t<decltype(r)>;
+      using Op = decltype(r.op_tag());
+      using T = typename R::value_type;
+      auto& slot = vals_[std::size_t(s.output)];
+      const std::int64_t n = s.to->local_size(c_.rank());
+      if constexpr (op::is_arg_reduction_v<Op>) {
+        using V = typename std::remove_cvref_t<decltype(r.arg)>::value_type;
+        // allgather (value, index) pairs, keep the best (first index on ties)
+        constexpr std::int64_t unit = std::int64_t(sizeof(V) + 8);
+        std::vector<unsigned char> mine(std::size_t(std::max<std::int64_t>(n, 1) * unit));
+        for (std::int64_t i = 0; i < n; ++i) {
+          std::memcpy(&mine[std::size_t(i * unit)], static_cast<V*>(slot.aux) + i, sizeof(V));
+          std::memcpy(&mine[std::size_t(i * unit + std::int64_t(sizeof(V)))], static_cast<std::int64_t*>(slot.ptr) + i, 8);
+        }
+        const int P = c_.size();
+        std::vector<unsigned char> all(std::size_t(std::max<std::int64_t>(n, 1) * unit * P));
+        std::vector<std::int64_t> counts(static_cast<std::size_t>(P), n), displs(static_cast<std::size_t>(P));
+        for (int q = 0; q < P; ++q) displs[std::size_t(q)] = q * n;
+        c_.allgatherv_bytes(mine.data(), n, all.data(), counts, displs, unit);
+        auto* idx = static_cast<std::int64_t*>(slot.ptr);
+        auto* best = static_cast<V*>(slot.aux);
+        for (std::int64_t i = 0; i < n; ++i)
+          for (int q = 0; q < P; ++q) {
+            V v;
+            std::int64_t k;
+            std::memcpy(&v, &all[std::size_t((q * n + i) * unit)], sizeof(V));
+            std::memcpy(&k, &all[std::size_t((q * n + i) * unit + std::int64_t(sizeof(V)))], 8);
+            if (k < 0) continue;
+            if (idx[i] < 0 || Op::better(v, best[i]) || (!Op::better(best[i], v) && k < idx[i])) {
+              best[i] = v;
+              idx[i] = k;
+            }
+          }
+      } else {
+        c_.allreduce(static_cast<T*>(slot.ptr), n, mpi_reduce_of<Op>());
+      }
+    });
+  }
+};
+
+template <class E>
+std::optional<layout> target_layout(const E& e, const communicator& c, const eval_options& o) {
+  if (!o.split.given) return std::nullopt;
+  const index_vec s = e.shape();
+  if (o.split.axis) check_axis(*o.split.axis, int(s.size()), "eval");
+  return layout::balanced(s, o.split.axis, c.size());
+}
+
+// Evaluates `e` and returns (layout, storage) of the result.
+template <class E>
+std::pair<layout, std::shared_ptr<void>> evaluate(const E& e, const std::optional<layout>& target,
+                                                  std::shared_ptr<void> dest) {
+  const communicator& c = *comm_of(e);
+  auto cp = plan_cached(e, c, target);
+  if (env_flag("EMBER_CHECK_PLANS")) check_same_plan(cp->p, c);
+  if (env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  executor<E> ex(e, *cp, c);
+  auto storage = ex.run(std::move(dest));
+  return {cp->p.values[std::size_t(cp->p.result)], std::move(storage)};
+}
+
+template <class T, int N, class E>
+void assign_expression(dndarray<T, N>& dst, const E& e) {
+  using V = typename E::value_type;
+  static_assert(!E::exact_rank || E::rank == N,
+                "ember: assigning an expression to a dndarray of a different rank (expression rank != array rank)");
+  const index_vec shape = e.shape();
+  if (int(shape.size()) != N)
+    throw shape_error("ember: the expression has shape " + shape_str(shape) + " (rank " +
+                      std::to_string(shape.size()) + "), assigned to a dndarray of rank " + std::to_string(N));
+  if constexpr (std::is_same_v<V, T>) {
+    if (dst.valid() && dst.distribution().shape() == shape && comm_of(e)->congruent(dst.comm())) {
+      // into the existing storage, in the existing layout
+      std::shared_ptr<void> storage(std::shared_ptr<T[]>(), dst.ldata());
+      evaluate(e, dst.distribution(), storage);
+      return;
+    }
+    auto [l, storage] = evaluate(e, std::nullopt, nullptr);
+    dst = dndarray<T, N>(l, *comm_of(e), std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+  } else {
+    // a different element type: cast on the way in, as NumPy's r[...] = expr
+    assign_expression(dst, astype<T>(e));
+  }
+}
+
+}  // namespace detail
+
+inline const std::vector<step_trace>& last_trace() { return detail::trace_store(); }
+
+// Evaluates an expression into a new array (one fused pass per group, planned
+// communication). `{.split = k}` / `{.split = ember::none}` fixes its layout.
+template <expression E>
+auto eval(const E& e, const eval_options& o = {}) {
+  using T = typename E::value_type;
+  constexpr int N = E::rank;
+  const communicator& c = *detail::comm_of(e);
+  const index_vec shape = e.shape();
+  if (int(shape.size()) != N)
+    throw shape_error("ember::eval: the expression's result has rank " + std::to_string(shape.size()) +
+                      " but its static rank is " + std::to_string(N) +
+                      "; assign it to a dndarray of the runtime rank instead");
+  auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
+  return dndarray<T, N>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+}
+template <dtype T, int N>
+dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
+  if (!o.split.given) return a;
+  return resplit(a, o.split.axis);
+}
+
+// The plan of evaluating `e` on its communicator (nothing runs): printable like
+// EXPLAIN, .to_json(), .to_dot(), with this run's per-rank predictions.
+template <expression E>
+planner::plan explain(const E& e, const eval_options& o = {}) {
+  const communicator& c = *detail::comm_of(e);
+  detail::lower_state st;
+  detail::lower(e, st);
+  st.g.nranks = c.size();
+  return planner::make_plan(st.g, detail::target_layout(e, c, o), c.size() <= 4096);
+}
+
+// The plan for `nranks` ranks, from a laptop: leaves keep their split axis with
+// Heat's balanced extents for that many ranks. No MPI call.
+template <expression E>
+planner::plan plan_for(const E& e, int nranks, const eval_options& o = {}) {
+  if (nranks < 1) throw value_error("ember::plan_for: nranks must be positive, got " + std::to_string(nranks));
+  detail::lower_state st;
+  st.rebalance_for = nranks;
+  detail::lower(e, st);
+  st.g.nranks = nranks;
+  std::optional<layout> target;
+  if (o.split.given) {
+    if (o.split.axis) check_axis(*o.split.axis, int(e.shape().size()), "plan_for");
+    target = layout::balanced(e.shape(), o.split.axis, nranks);
+  }
+  return planner::make_plan(st.g, target, nranks <= 64);
+}
+
+}  // namespace ember

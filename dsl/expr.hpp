@@ -1,0 +1,289 @@
+// Lazy expressions: small node types held by value (leaves hold dndarray handles,
+// so an expression outlives the arrays' names), built by the operators and
+// functions below. Building one computes nothing; evaluation (dsl/eval.hpp) lowers
+// it to the planner's graph and runs the plan.
+//
+// Boost.Hana does the compile-time bookkeeping: argument tuples, node counts for
+// pre-order numbering, static rank and dtype inference.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <boost/hana/fold_left.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/size.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include "../planner/ir.hpp"
+#include "dndarray.hpp"
+#include "node_base.hpp"
+#include "ops.hpp"
+
+namespace ember {
+
+namespace hana = boost::hana;
+
+namespace expr {
+
+// ---- leaves ----
+template <dtype T, int N>
+struct leaf : node_base {
+  using value_type = T;
+  static constexpr int rank = N;
+  static constexpr bool exact_rank = true;
+  static constexpr int size = 1;
+  dndarray<T, N> a;
+  index_vec shape() const { return a.distribution().shape(); }
+};
+
+template <class T>
+struct scalar : node_base {
+  using value_type = T;
+  static constexpr int rank = 0;
+  static constexpr bool exact_rank = true;
+  static constexpr int size = 1;
+  T v;
+  index_vec shape() const { return {}; }
+};
+
+// NumPy broadcasting of two shapes (aligned on the right); throws shape_error
+// naming both shapes and the axis on every rank alike (shapes are replicated).
+inline index_vec broadcast_shapes(const index_vec& a, const index_vec& b, std::string_view op) {
+  const std::size_t n = std::max(a.size(), b.size());
+  index_vec r(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const std::int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw shape_error("ember::" + std::string(op) + ": operands could not be broadcast together with shapes " +
+                        detail::shape_str(a) + " and " + detail::shape_str(b) + " (axis " + std::to_string(i) +
+                        " of the result: " + std::to_string(x) + " vs " + std::to_string(y) + ")");
+    r[i] = x == 1 ? y : x;
+  }
+  return r;
+}
+
+// ---- elementwise: one node type for every arity ----
+template <class Op, class... A>
+struct elementwise : node_base {
+  using value_type = typename Op::template result<typename A::value_type...>;
+  static constexpr int rank = std::max({A::rank...});
+  static constexpr bool exact_rank = (A::exact_rank && ...);
+  static constexpr int size = 1 + (A::size + ...);
+  hana::tuple<A...> args;
+  index_vec shape_;
+  static Op op_tag() { return {}; }
+  explicit elementwise(A... a) : args(a...) {
+    shape_ = hana::fold_left(args, index_vec{}, [](index_vec s, const auto& x) {
+      return broadcast_shapes(s, x.shape(), Op::name);
+    });
+  }
+  index_vec shape() const { return shape_; }
+};
+
+// ---- reductions over axes of an argument ----
+// R is the static rank of the result; with runtime keepdims or several axes it
+// is an upper bound (exact_rank false) and conversions check the runtime rank.
+template <class Op, class A, int R, bool Exact>
+struct reduction : node_base {
+  using arg_type = typename A::value_type;
+  using value_type = typename Op::template result<arg_type>;
+  static constexpr int rank = R;
+  static constexpr bool exact_rank = Exact && A::exact_rank;
+  static constexpr int size = 1 + A::size;
+  static constexpr bool index_result = op::is_arg_reduction_v<Op>;
+  static Op op_tag() { return {}; }
+  A arg;
+  std::vector<int> axes;  // normalized, sorted, distinct
+  bool keepdims = false;
+  index_vec shape_;
+  reduction(A a, std::vector<int> ax, bool kd) : arg(std::move(a)), keepdims(kd) {
+    const index_vec s = arg.shape();
+    const int n = int(s.size());
+    for (int x : ax) {
+      const int y = x < 0 ? x + n : x;
+      if (y < 0 || y >= n)
+        throw axis_error("ember::" + std::string(Op::name) + ": axis " + std::to_string(x) +
+                         " is out of bounds for an operand of shape " + detail::shape_str(s));
+      if (std::find(axes.begin(), axes.end(), y) != axes.end())
+        throw axis_error("ember::" + std::string(Op::name) + ": axis " + std::to_string(x) + " repeated");
+      axes.push_back(y);
+    }
+    std::sort(axes.begin(), axes.end());
+    for (int d = 0; d < n; ++d) {
+      const bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
+      if (red && s[d] == 0 && (op::is_arg_reduction_v<Op> || std::is_same_v<Op, op::min> || std::is_same_v<Op, op::max>))
+        throw value_error("ember::" + std::string(Op::name) + ": zero-size axis " + std::to_string(d) +
+                          " of shape " + detail::shape_str(s) + " has no identity");
+      if (!red) shape_.push_back(s[d]);
+      else if (keepdims) shape_.push_back(1);
+    }
+  }
+  index_vec shape() const { return shape_; }
+};
+
+template <class X>
+struct is_reduction : std::false_type {};
+template <class Op, class A, int R, bool E>
+struct is_reduction<reduction<Op, A, R, E>> : std::true_type {};
+
+}  // namespace expr
+
+// ---- what may appear in an expression ----
+template <class X>
+struct is_dndarray : std::false_type {};
+template <dtype T, int N>
+struct is_dndarray<dndarray<T, N>> : std::true_type {};
+
+template <class X>
+concept expression = expr::is_node_v<std::remove_cvref_t<X>>;
+template <class X>
+concept array_like = expression<X> || is_dndarray<std::remove_cvref_t<X>>::value;
+template <class X>
+concept scalar_like = std::is_arithmetic_v<std::remove_cvref_t<X>>;
+template <class X>
+concept operand = array_like<X> || scalar_like<X>;
+
+namespace expr {
+
+template <class X>
+auto as_node(const X& x) {
+  if constexpr (is_dndarray<X>::value) return leaf<typename X::value_type, X::rank_v>{{}, x};
+  else return x;
+}
+template <class X>
+using node_t = decltype(as_node(std::declval<X>()));
+
+// A scalar operand takes its type from the array operand it meets (NumPy's rule
+// for Python scalars): float32 * 2.0 stays float32.
+template <class S, class Other>
+auto as_scalar(S s) {
+  using T = op::weak_scalar_t<S, typename node_t<Other>::value_type>;
+  return scalar<T>{{}, T(s)};
+}
+
+template <class Op, class A, class B>
+auto binary(const A& a, const B& b) {
+  static_assert(array_like<A> || array_like<B>, "ember: an expression needs at least one array operand");
+  if constexpr (scalar_like<A>) {
+    auto sa = as_scalar<A, B>(a);
+    return elementwise<Op, decltype(sa), node_t<B>>(sa, as_node(b));
+  } else if constexpr (scalar_like<B>) {
+    auto sb = as_scalar<B, A>(b);
+    return elementwise<Op, node_t<A>, decltype(sb)>(as_node(a), sb);
+  } else {
+    return elementwise<Op, node_t<A>, node_t<B>>(as_node(a), as_node(b));
+  }
+}
+
+template <class Op, class A>
+auto unary(const A& a) {
+  return elementwise<Op, node_t<A>>(as_node(a));
+}
+
+// A scalar in a ternary op takes the type of the array operand `Ref`.
+template <class X, class Ref>
+auto operand_node(const X& x) {
+  if constexpr (scalar_like<X>) return as_scalar<X, Ref>(x);
+  else return as_node(x);
+}
+
+}  // namespace expr
+
+// ---- operators (at least one operand is an array or an expression) ----
+#define EMBER_OPERATOR(SYM, OP)                                                  \
+  template <operand A, operand B>                                                \
+    requires(array_like<A> || array_like<B>)                                     \
+  auto operator SYM(const A& a, const B& b) {                                    \
+    return expr::binary<op::OP>(a, b);                                           \
+  }
+EMBER_OPERATOR(+, add)
+EMBER_OPERATOR(-, sub)
+EMBER_OPERATOR(*, mul)
+EMBER_OPERATOR(/, div)
+EMBER_OPERATOR(==, eq)
+EMBER_OPERATOR(!=, ne)
+EMBER_OPERATOR(<, lt)
+EMBER_OPERATOR(<=, le)
+EMBER_OPERATOR(>, gt)
+EMBER_OPERATOR(>=, ge)
+#undef EMBER_OPERATOR
+
+template <array_like A>
+auto operator-(const A& a) {
+  static_assert(!std::is_same_v<typename expr::node_t<A>::value_type, bool>,
+                "ember: unary minus on a bool array is not supported (NumPy refuses it too); use logical not");
+  return expr::unary<op::neg>(a);
+}
+
+// ---- elementwise functions ----
+#define EMBER_UNARY_FN(NAME)        \
+  template <array_like A>           \
+  auto NAME(const A& a) {           \
+    return expr::unary<op::NAME>(a); \
+  }
+EMBER_UNARY_FN(exp)
+EMBER_UNARY_FN(log)
+EMBER_UNARY_FN(sqrt)
+EMBER_UNARY_FN(sin)
+EMBER_UNARY_FN(cos)
+EMBER_UNARY_FN(tanh)
+EMBER_UNARY_FN(abs)
+#undef EMBER_UNARY_FN
+
+template <operand A, operand B>
+  requires(array_like<A> || array_like<B>)
+auto pow(const A& a, const B& b) {
+  return expr::binary<op::power>(a, b);
+}
+template <operand A, operand B>
+  requires(array_like<A> || array_like<B>)
+auto minimum(const A& a, const B& b) {
+  return expr::binary<op::minimum>(a, b);
+}
+template <operand A, operand B>
+  requires(array_like<A> || array_like<B>)
+auto maximum(const A& a, const B& b) {
+  return expr::binary<op::maximum>(a, b);
+}
+template <array_like A, operand L, operand H>
+auto clip(const A& a, const L& lo, const H& hi) {
+  return expr::elementwise<op::clip, expr::node_t<A>, decltype(expr::operand_node<L, A>(lo)),
+                           decltype(expr::operand_node<H, A>(hi))>(expr::as_node(a), expr::operand_node<L, A>(lo),
+                                                                   expr::operand_node<H, A>(hi));
+}
+namespace expr {
+// An arm of where(): a scalar takes the type of the other arm when that one is an
+// array, and keeps its own when both are scalars.
+template <class X, class Other>
+auto where_arm(const X& x) {
+  if constexpr (!scalar_like<X>) return as_node(x);
+  else if constexpr (scalar_like<Other>) return scalar<X>{{}, x};
+  else return as_scalar<X, Other>(x);
+}
+}  // namespace expr
+
+template <operand C, operand A, operand B>
+  requires(array_like<C> || array_like<A> || array_like<B>)
+auto where(const C& c, const A& a, const B& b) {
+  auto cn = [&] {
+    if constexpr (scalar_like<C>) return expr::scalar<bool>{{}, bool(c)};
+    else return expr::as_node(c);
+  }();
+  auto an = expr::where_arm<A, B>(a);
+  auto bn = expr::where_arm<B, A>(b);
+  return expr::elementwise<op::where, decltype(cn), decltype(an), decltype(bn)>(cn, an, bn);
+}
+template <dtype U, array_like A>
+auto astype(const A& a) {
+  return expr::unary<op::astype<U>>(a);
+}
+
+}  // namespace ember

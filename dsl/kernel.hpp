@@ -1,0 +1,307 @@
+// Fused kernels: one evaluator tree mirrors the expression, built per evaluation
+// over the local blocks (and moved copies) the plan binds to each leaf; one loop
+// over the local iteration space runs every elementwise operation of a group, and
+// a reduction consumes its argument chunk by chunk without materializing it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include "expr.hpp"
+
+namespace ember::kernel {
+
+namespace hana = boost::hana;
+
+// The local iteration space of a group: rank R >= 1 (a 0-d space is 1-d of
+// extent 1), extents per axis. MR bounds R statically.
+template <int MR>
+struct space {
+  static constexpr int cap = MR < 1 ? 1 : MR;
+  int rank = 1;
+  std::array<std::int64_t, cap> ext{};
+  std::int64_t count() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= ext[std::size_t(d)];
+    return n;
+  }
+};
+
+// What the plan binds to a boundary node (a leaf or a reduction result).
+struct binding {
+  const void* ptr = nullptr;
+  const layout* lay = nullptr;
+};
+
+struct context {
+  const std::vector<binding>* bind;  // by IR node id
+  int rank;                          // this process's rank (local shapes)
+};
+
+// ---- evaluators ----
+template <class T, int MR>
+struct buffer_eval {
+  static constexpr int cap = space<MR>::cap;
+  const T* base;
+  std::array<std::int64_t, cap> str{};
+  std::int64_t inner = 0;
+  const T* row = nullptr;
+  void start(const std::int64_t* idx, int outer) {
+    const T* p = base;
+    for (int d = 0; d < outer; ++d) p += idx[d] * str[std::size_t(d)];
+    row = p;
+  }
+  template <bool C>
+  T at(std::int64_t j) const {
+    if constexpr (C) return row[j];
+    else return row[j * inner];
+  }
+  bool contiguous() const { return inner == 1; }
+};
+
+template <class T>
+struct scalar_eval {
+  T v;
+  void start(const std::int64_t*, int) {}
+  template <bool C>
+  T at(std::int64_t) const {
+    return v;
+  }
+  bool contiguous() const { return true; }
+};
+
+template <class Op, class R, class... E>
+struct elementwise_eval {
+  hana::tuple<E...> e;
+  void start(const std::int64_t* idx, int outer) {
+    hana::for_each(e, [&](auto& x) { x.start(idx, outer); });
+  }
+  template <bool C>
+  R at(std::int64_t j) const {
+    return hana::unpack(e, [j](const auto&... x) { return Op::template apply<R>(x.template at<C>(j)...); });
+  }
+  bool contiguous() const {
+    return hana::unpack(e, [](const auto&... x) { return (x.contiguous() && ...); });
+  }
+};
+
+// Strides of a buffer laid out as `lay` (on this rank) read in iteration space
+// `sp`: shapes align on the right, broadcast axes get stride 0.
+template <int MR>
+void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::int64_t* str, std::int64_t& inner) {
+  const index_vec ls = lay.lshape(rank);
+  const index_vec rs = row_major_strides(ls);
+  const int n = int(ls.size()), R = sp.rank;
+  for (int d = 0; d < R; ++d) {
+    const int din = d - (R - n);
+    str[d] = (din < 0 || (ls[std::size_t(din)] == 1 && sp.ext[std::size_t(d)] != 1)) ? 0 : rs[std::size_t(din)];
+  }
+  inner = str[R - 1];
+}
+
+template <int MR, class Op, class... A>
+auto make_elementwise_eval(const expr::elementwise<Op, A...>& x, int id, const context& ctx, const space<MR>& sp);
+
+// Builds the evaluator of node `x` (IR id `id`) for iteration space `sp`.
+template <int MR, class X>
+auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
+  if constexpr (expr::is_reduction<X>::value || std::is_same_v<X, expr::leaf<typename X::value_type, X::rank>>) {
+    using T = typename X::value_type;
+    const binding& b = (*ctx.bind)[std::size_t(id)];
+    buffer_eval<T, MR> ev{static_cast<const T*>(b.ptr)};
+    broadcast_strides(*b.lay, ctx.rank, sp, ev.str.data(), ev.inner);
+    return ev;
+  } else if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    return scalar_eval<typename X::value_type>{x.v};
+  } else {
+    return make_elementwise_eval<MR>(x, id, ctx, sp);
+  }
+}
+
+template <int MR, class Op, class... A>
+auto make_elementwise_eval(const expr::elementwise<Op, A...>& x, int id, const context& ctx, const space<MR>& sp) {
+  using R = typename expr::elementwise<Op, A...>::value_type;
+  // Children's pre-order ids: id+1, then each child's id plus its subtree size.
+  constexpr std::array<int, sizeof...(A)> sizes{A::size...};
+  std::array<int, sizeof...(A)> ids{};
+  int next = id + 1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    ids[i] = next;
+    next += sizes[i];
+  }
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return elementwise_eval<Op, R, decltype(make_eval<MR>(hana::at_c<I>(x.args), 0, ctx, sp))...>{
+        hana::make_tuple(make_eval<MR>(hana::at_c<I>(x.args), ids[I], ctx, sp)...)};
+  }(std::make_index_sequence<sizeof...(A)>{});
+}
+
+// Odometer over the outer axes (all but the last) of a space.
+template <int MR>
+struct outer_iter {
+  std::array<std::int64_t, space<MR>::cap> idx{};
+  const space<MR>& sp;
+  explicit outer_iter(const space<MR>& s) : sp(s) {}
+  std::int64_t rows() const {
+    std::int64_t n = 1;
+    for (int d = 0; d + 1 < sp.rank; ++d) n *= sp.ext[std::size_t(d)];
+    return n;
+  }
+  void next() {
+    for (int d = sp.rank - 2; d >= 0; --d) {
+      if (++idx[std::size_t(d)] < sp.ext[std::size_t(d)]) return;
+      idx[std::size_t(d)] = 0;
+    }
+  }
+};
+
+template <bool C, class Out, class Ev>
+inline void row(Ev& ev, Out* o, std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) o[j] = Out(ev.template at<C>(j));
+}
+
+// out (row-major over the space) = the expression, one pass.
+template <int MR, class Out, class Ev>
+void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  outer_iter<MR> it(sp);
+  const bool c = ev.contiguous();
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    ev.start(it.idx.data(), sp.rank - 1);
+    if (c) row<true>(ev, out + r * n, n);
+    else row<false>(ev, out + r * n, n);
+  }
+}
+
+// ---- reductions ----
+inline constexpr std::int64_t chunk = 1024;
+
+// Sum of a contiguous chunk with 8 independent accumulators (vectorizes without
+// reassociation flags) combined pairwise.
+template <class A, class V>
+A chunk_sum(const V* v, std::int64_t n) {
+  A acc[8] = {};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += A(v[i + l]);
+  for (; i < n; ++i) acc[0] += A(v[i]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// Kahan-Babuska (Neumaier) step: s + x with the lost low part kept in c.
+template <class A>
+inline void compensated_add(A& s, A& c, A x) {
+  const A t = s + x;
+  if constexpr (std::is_floating_point_v<A>) {
+    const A big = (s >= 0 ? s : -s) >= (x >= 0 ? x : -x);
+    c += big ? (s - t) + x : (x - t) + s;
+  }
+  s = t;
+}
+
+// Reduces the space over the axes marked in `red` into `out` (row-major over the
+// kept axes of the local space). Sums are blocked and compensated: chunks of the
+// row are summed with vector accumulators, chunks and rows are combined with
+// Neumaier's compensation (`comp` has out's size, zeroed).
+template <class Op, int MR, class Acc, class Ev>
+void run_reduction(Ev ev, Acc* out, Acc* comp, const space<MR>& sp, const std::array<bool, space<MR>::cap>& red) {
+  using V = decltype(ev.template at<true>(0));
+  // output strides over the iteration axes (0 on reduced ones)
+  std::array<std::int64_t, space<MR>::cap> ostr{};
+  std::int64_t s = 1;
+  for (int d = sp.rank - 1; d >= 0; --d) {
+    if (red[std::size_t(d)]) continue;
+    ostr[std::size_t(d)] = s;
+    s *= sp.ext[std::size_t(d)];
+  }
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  const bool last_reduced = red[std::size_t(sp.rank - 1)];
+  constexpr bool kahan = Op::compensated && std::is_floating_point_v<Acc>;
+  outer_iter<MR> it(sp);
+  const bool c = ev.contiguous();
+  alignas(64) V tmp[chunk];
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    ev.start(it.idx.data(), sp.rank - 1);
+    std::int64_t o = 0;
+    for (int d = 0; d + 1 < sp.rank; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
+    for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
+      const std::int64_t len = std::min(chunk, n - j0);
+      if (c)
+        for (std::int64_t j = 0; j < len; ++j) tmp[j] = ev.template at<true>(j0 + j);
+      else
+        for (std::int64_t j = 0; j < len; ++j) tmp[j] = ev.template at<false>(j0 + j);
+      if (last_reduced) {
+        Acc part;
+        if constexpr (std::is_same_v<Op, op::sum>) part = chunk_sum<Acc>(tmp, len);
+        else {
+          part = Op::template identity<Acc>();
+          for (std::int64_t j = 0; j < len; ++j) part = Op::combine(part, Acc(tmp[j]));
+        }
+        if constexpr (kahan) compensated_add(out[o], comp[o], part);
+        else out[o] = Op::combine(out[o], part);
+      } else {
+        Acc* orow = out + o + j0;
+        if constexpr (kahan) {
+          Acc* crow = comp + o + j0;
+          for (std::int64_t j = 0; j < len; ++j) compensated_add(orow[j], crow[j], Acc(tmp[j]));
+        } else {
+          for (std::int64_t j = 0; j < len; ++j) orow[j] = Op::combine(orow[j], Acc(tmp[j]));
+        }
+      }
+    }
+  }
+}
+
+// argmin/argmax: best value and its global index per output element. `off` is
+// the global offset of the local block per axis, `gstr` the global row-major
+// strides (used when all axes are reduced: NumPy's flat index).
+template <class Op, int MR, class V, class Ev>
+void run_arg_reduction(Ev ev, V* best, std::int64_t* index, const space<MR>& sp,
+                       const std::array<bool, space<MR>::cap>& red, const std::array<std::int64_t, space<MR>::cap>& off,
+                       const std::array<std::int64_t, space<MR>::cap>& gstr, bool flat) {
+  std::array<std::int64_t, space<MR>::cap> ostr{};
+  std::int64_t s = 1;
+  int axis = -1;
+  for (int d = sp.rank - 1; d >= 0; --d) {
+    if (red[std::size_t(d)]) {
+      axis = d;
+      continue;
+    }
+    ostr[std::size_t(d)] = s;
+    s *= sp.ext[std::size_t(d)];
+  }
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  outer_iter<MR> it(sp);
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    ev.start(it.idx.data(), sp.rank - 1);
+    std::int64_t o = 0, g = 0;
+    for (int d = 0; d + 1 < sp.rank; ++d) {
+      o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
+      g += (it.idx[std::size_t(d)] + off[std::size_t(d)]) * gstr[std::size_t(d)];
+    }
+    const std::int64_t last = std::size_t(sp.rank - 1);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const V v = V(ev.template at<false>(j));
+      const std::int64_t oo = red[std::size_t(last)] ? o : o + j;
+      std::int64_t gi;
+      if (flat) gi = g + (j + off[std::size_t(last)]) * gstr[std::size_t(last)];
+      else gi = (axis == sp.rank - 1 ? j : it.idx[std::size_t(axis)]) + off[std::size_t(axis)];
+      if (index[oo] < 0 || Op::better(v, best[oo])) {
+        best[oo] = v;
+        index[oo] = gi;
+      }
+    }
+  }
+}
+
+}  // namespace ember::kernel

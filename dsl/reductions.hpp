@@ -1,0 +1,171 @@
+// Reductions: sum prod mean var std min max argmin argmax all any.
+//
+//   ember::sum(a)                      a scalar (evaluated now, on every rank)
+//   ember::sum(a, ember::all_axes)     the same as a lazy 0-d expression (for explain)
+//   ember::sum(a, 1)                   lazy, rank N-1
+//   ember::sum(a, 1, {.keepdims = true}), ember::sum(a, {0, 2})
+//                                      lazy; their rank is known at run time, so
+//                                      they convert to a dndarray of that rank
+//
+// Split rules (Heat's): reducing over the split axis gives a replicated result
+// (local reduction + allreduce); over another axis the result keeps the split.
+// A reduction consumes the elementwise expression under it chunk by chunk:
+// sum(a * b) never materializes a * b.
+#pragma once
+
+#include <numeric>
+
+#include "eval.hpp"
+
+namespace ember {
+
+struct reduce_options {
+  bool keepdims = false;
+  std::int64_t ddof = 0;  // var/std: divide by N - ddof
+};
+struct all_axes_t {};
+inline constexpr all_axes_t all_axes{};
+
+namespace detail {
+
+template <class A>
+constexpr int rank_of = expr::node_t<A>::rank;
+
+template <class Op, int R, bool Exact, class A>
+auto make_reduction(const A& a, std::vector<int> axes, bool keepdims) {
+  auto n = expr::as_node(a);
+  return expr::reduction<Op, decltype(n), R, Exact>(n, std::move(axes), keepdims);
+}
+template <class A>
+std::vector<int> every_axis(const A& a) {
+  std::vector<int> ax(expr::as_node(a).shape().size());
+  std::iota(ax.begin(), ax.end(), 0);
+  return ax;
+}
+// Evaluates a reduction over every axis and returns the replicated scalar.
+template <class Op, class A>
+auto reduce_to_scalar(const A& a) {
+  auto r = make_reduction<Op, 0, true>(a, every_axis(a), false);
+  using T = typename decltype(r)::value_type;
+  auto [l, storage] = evaluate(r, std::nullopt, nullptr);
+  return *static_cast<const T*>(storage.get());
+}
+template <class R>
+double reduced_count(const R& r) {
+  const index_vec s = r.arg.shape();
+  double n = 1;
+  for (int a : r.axes) n *= double(s[std::size_t(a)]);
+  return n;
+}
+
+}  // namespace detail
+
+#define EMBER_REDUCTION(NAME)                                                                           \
+  template <array_like A>                                                                               \
+  auto NAME(const A& a) {                                                                               \
+    return detail::reduce_to_scalar<op::NAME>(a);                                                       \
+  }                                                                                                     \
+  template <array_like A>                                                                               \
+  auto NAME(const A& a, all_axes_t) {                                                                   \
+    return detail::make_reduction<op::NAME, 0, true>(a, detail::every_axis(a), false);                  \
+  }                                                                                                     \
+  template <array_like A>                                                                               \
+  auto NAME(const A& a, int axis) {                                                                     \
+    constexpr int N = detail::rank_of<A>;                                                               \
+    return detail::make_reduction<op::NAME, (N > 0 ? N - 1 : 0), true>(a, {axis}, false);               \
+  }                                                                                                     \
+  template <array_like A>                                                                               \
+  auto NAME(const A& a, int axis, const reduce_options& o) {                                            \
+    return detail::make_reduction<op::NAME, detail::rank_of<A>, false>(a, {axis}, o.keepdims);          \
+  }                                                                                                     \
+  template <array_like A>                                                                               \
+  auto NAME(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {                \
+    return detail::make_reduction<op::NAME, detail::rank_of<A>, false>(a, std::vector<int>(axes), o.keepdims); \
+  }
+EMBER_REDUCTION(sum)
+EMBER_REDUCTION(prod)
+EMBER_REDUCTION(min)
+EMBER_REDUCTION(max)
+EMBER_REDUCTION(all)
+EMBER_REDUCTION(any)
+EMBER_REDUCTION(argmin)
+EMBER_REDUCTION(argmax)
+#undef EMBER_REDUCTION
+
+// mean = sum / count: an elementwise division after the (fused) sum.
+template <array_like A>
+auto mean(const A& a) {
+  using F = op::float_t<typename expr::node_t<A>::value_type>;
+  const index_vec s = expr::as_node(a).shape();
+  double n = 1;
+  for (auto x : s) n *= double(x);
+  return F(double(sum(a)) / n);
+}
+template <array_like A>
+auto mean(const A& a, int axis) {
+  auto s = sum(a, axis);
+  return s / detail::reduced_count(s);
+}
+template <array_like A>
+auto mean(const A& a, int axis, const reduce_options& o) {
+  auto s = sum(a, axis, o);
+  return s / detail::reduced_count(s);
+}
+template <array_like A>
+auto mean(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {
+  auto s = sum(a, axes, o);
+  return s / detail::reduced_count(s);
+}
+
+namespace detail {
+// Two-pass variance: mean((a - mean(a, axes, keepdims))^2) with N - ddof.
+template <int R, bool Exact, class A>
+auto variance(const A& a, std::vector<int> axes, bool keepdims, std::int64_t ddof) {
+  constexpr int N = rank_of<A>;
+  auto s1 = make_reduction<op::sum, N, true>(a, axes, true);
+  const double n = reduced_count(s1);
+  auto d = a - s1 / n;
+  auto s2 = make_reduction<op::sum, R, Exact>(d * d, std::move(axes), keepdims);
+  return s2 / (n - double(ddof));
+}
+}  // namespace detail
+
+template <array_like A>
+auto var(const A& a, const reduce_options& o = {}) {
+  using F = op::float_t<typename expr::node_t<A>::value_type>;
+  auto v = detail::variance<0, true>(a, detail::every_axis(a), false, o.ddof);
+  auto [l, storage] = detail::evaluate(v, std::nullopt, nullptr);
+  return F(*static_cast<const typename decltype(v)::value_type*>(storage.get()));
+}
+template <array_like A>
+auto var(const A& a, int axis) {
+  constexpr int N = detail::rank_of<A>;
+  return detail::variance<(N > 0 ? N - 1 : 0), true>(a, {axis}, false, 0);
+}
+template <array_like A>
+auto var(const A& a, int axis, const reduce_options& o) {
+  return detail::variance<detail::rank_of<A>, false>(a, {axis}, o.keepdims, o.ddof);
+}
+template <array_like A>
+auto var(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {
+  return detail::variance<detail::rank_of<A>, false>(a, std::vector<int>(axes), o.keepdims, o.ddof);
+}
+template <array_like A>
+auto std(const A& a, const reduce_options& o = {}) {
+  using std::sqrt;
+  return sqrt(var(a, o));
+}
+template <array_like A>
+auto std(const A& a, int axis) {
+  return sqrt(var(a, axis));
+}
+template <array_like A>
+auto std(const A& a, int axis, const reduce_options& o) {
+  return sqrt(var(a, axis, o));
+}
+template <array_like A>
+auto std(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {
+  return sqrt(var(a, axes, o));
+}
+
+}  // namespace ember

@@ -1,0 +1,40 @@
+// The planner's input: an expression lowered to a small graph (no types, no data),
+// plus the layouts of its leaves. Built by the dsl from the static expression tree;
+// pure data, so the planner is a function that runs without MPI.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../runtime/layout.hpp"
+
+namespace ember::planner {
+
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce };
+
+struct ir_node {
+  node_kind kind = node_kind::leaf;
+  std::string op;          // "add", "sin", "sum", ... ("leaf", "scalar" for those)
+  std::vector<int> args;   // child node ids
+  index_vec shape;         // output shape
+  int dtype = 0;           // dtype code of the output (dsl/dtype.hpp)
+  std::int64_t elem = 8;   // bytes per element of the output
+  std::string label;       // leaves: "a0", "a1", ... by storage; scalars: the value
+  // leaves
+  std::optional<layout> lay;  // where the leaf's data is now
+  int alias = -1;             // first leaf node id with the same storage (itself when first)
+  // reductions
+  std::vector<int> axes;      // reduced axes of the argument, sorted
+  bool keepdims = false;
+  bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index)
+};
+
+// Nodes in pre-order: nodes[0] is the root, a node's arguments follow it.
+struct graph {
+  std::vector<ir_node> nodes;
+  int nranks = 1;
+};
+
+}  // namespace ember::planner

@@ -1,0 +1,523 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "../runtime/error.hpp"
+
+namespace ember::planner {
+
+cost_params& cost_model() {
+  static cost_params p = [] {
+    cost_params c;
+    if (const char* a = std::getenv("EMBER_ALPHA")) c.alpha = std::atof(a);
+    if (const char* b = std::getenv("EMBER_BETA")) c.beta = std::atof(b);
+    return c;
+  }();
+  return p;
+}
+
+const char* name(step_kind k) {
+  switch (k) {
+    case step_kind::realign: return "realign";
+    case step_kind::resplit: return "resplit";
+    case step_kind::allgather: return "allgather";
+    case step_kind::slice: return "slice";
+    case step_kind::fused_kernel: return "fused_kernel";
+    case step_kind::allreduce: return "allreduce";
+    case step_kind::gather_index: return "gather_index";
+  }
+  return "?";
+}
+
+layout needed_layout(const layout& iter, const index_vec& s) {
+  const int R = iter.ndim(), n = int(s.size());
+  if (!iter.split()) return replicated_layout(s, iter.nranks());
+  const int k = *iter.split();
+  const int kin = k - (R - n);
+  if (kin < 0 || (s[kin] == 1 && iter.shape()[k] != 1)) return replicated_layout(s, iter.nranks());
+  return layout(s, kin, iter.extents());
+}
+
+layout reduced_layout(const layout& iter, const index_vec& out_shape, const std::vector<int>& axes, bool keepdims) {
+  if (!iter.split()) return replicated_layout(out_shape, iter.nranks());
+  const int k = *iter.split();
+  if (std::find(axes.begin(), axes.end(), k) != axes.end()) return replicated_layout(out_shape, iter.nranks());
+  int kout = k;
+  if (!keepdims)
+    for (int a : axes)
+      if (a < k) --kout;
+  return layout(out_shape, kout, iter.extents());
+}
+
+namespace {
+
+// FNV-1a over the facts that define a layout.
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+std::uint64_t layout_hash(const layout& l) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  h = mix(h, std::uint64_t(l.nranks()));
+  for (auto s : l.shape()) h = mix(h, std::uint64_t(s));
+  h = mix(h, l.split() ? std::uint64_t(*l.split()) : ~0ull);
+  for (auto e : l.extents()) h = mix(h, std::uint64_t(e));
+  return h;
+}
+
+struct candidate {
+  layout iter;
+  layout out;
+  double cost = 0;
+  std::vector<int> child_choice;  // per boundary: chosen candidate of a reduction child (-1 for leaves)
+};
+
+struct group {
+  int root = -1;          // the reduce node, or the root of an elementwise region
+  bool is_reduce = false;
+  int region = -1;        // first node of the elementwise region
+  std::vector<int> boundaries;  // leaves and reductions read by the region, pre-order
+  std::vector<candidate> cands;
+  bool solved = false;
+};
+
+class planner_impl {
+ public:
+  planner_impl(const graph& g, bool per_rank) : g_(g), per_rank_(per_rank), cm_(cost_model()) {}
+
+  plan run(const std::optional<layout>& target) {
+    if (g_.nodes.empty()) throw value_error("ember::planner: empty expression");
+    const int root_group = build_group(0);
+    solve(root_group);
+    // choose the root candidate (plus the final move to a fixed target)
+    int best = -1;
+    double best_cost = 0;
+    auto& G = groups_[std::size_t(root_group)];
+    for (std::size_t c = 0; c < G.cands.size(); ++c) {
+      double cost = G.cands[c].cost;
+      if (target) cost += move_cost(G.cands[c].out, *target, g_.nodes[0].elem);
+      if (best < 0 || cost < best_cost) {
+        best = int(c);
+        best_cost = cost;
+      }
+    }
+    plan p;
+    p.nranks = g_.nranks;
+    p.cost = best_cost;
+    p.leaf_value.assign(g_.nodes.size(), -1);
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      const auto& n = g_.nodes[i];
+      if (n.kind != node_kind::leaf) continue;
+      if (n.alias >= 0 && n.alias != int(i)) {
+        p.leaf_value[i] = p.leaf_value[std::size_t(n.alias)];
+      } else {
+        p.leaf_value[i] = int(p.values.size());
+        p.values.push_back(*n.lay);
+        p.value_node.push_back(int(i));
+      }
+    }
+    int v = emit(p, root_group, best);
+    if (target && !(p.values[std::size_t(v)] == *target)) v = emit_move(p, 0, v, *target);
+    p.result = v;
+    return p;
+  }
+
+ private:
+  const graph& g_;
+  bool per_rank_;
+  cost_params cm_;
+  std::vector<group> groups_;
+  std::map<int, int> group_of_reduce_;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::int64_t>, double> move_cost_memo_;
+  std::map<std::pair<int, std::uint64_t>, int> moved_leaf_;  // (alias, target hash) -> value
+
+  const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
+  int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
+
+  int build_group(int root) {
+    const int gi = int(groups_.size());
+    groups_.emplace_back();
+    groups_[std::size_t(gi)].root = root;
+    groups_[std::size_t(gi)].is_reduce = node(root).kind == node_kind::reduce;
+    const int region = groups_[std::size_t(gi)].is_reduce ? node(root).args.at(0) : root;
+    groups_[std::size_t(gi)].region = region;
+    std::vector<int> bounds;
+    walk(region, bounds);
+    groups_[std::size_t(gi)].boundaries = bounds;
+    return gi;
+  }
+  void walk(int i, std::vector<int>& bounds) {
+    const auto& n = node(i);
+    switch (n.kind) {
+      case node_kind::scalar: return;
+      case node_kind::leaf: bounds.push_back(i); return;
+      case node_kind::reduce:
+        bounds.push_back(i);
+        group_of_reduce_[i] = build_group(i);
+        return;
+      case node_kind::elementwise:
+        for (int a : n.args) walk(a, bounds);
+        return;
+    }
+  }
+
+  double move_cost(const layout& a, const layout& b, std::int64_t elem) {
+    if (a == b) return 0;
+    auto key = std::make_tuple(layout_hash(a), layout_hash(b), elem);
+    auto it = move_cost_memo_.find(key);
+    if (it != move_cost_memo_.end()) return it->second;
+    const auto t = move_traffic(a, b, elem);
+    const double c = cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+    move_cost_memo_.emplace(key, c);
+    return c;
+  }
+
+  const index_vec& iter_shape(const group& G) const { return node(G.region).shape; }
+
+  void solve(int gi) {
+    if (groups_[std::size_t(gi)].solved) return;
+    // children first
+    for (int b : groups_[std::size_t(gi)].boundaries)
+      if (node(b).kind == node_kind::reduce) solve(group_of_reduce_.at(b));
+    group& G = groups_[std::size_t(gi)];
+    const index_vec S = iter_shape(G);
+    const int R = int(S.size());
+    const int P = g_.nranks;
+    // Candidate iteration layouts, in a fixed order (the tie-break): the layouts
+    // the inputs already have, then balanced splits, then replicated.
+    std::vector<layout> cand;
+    auto add = [&](layout l) {
+      for (const auto& c : cand)
+        if (c == l) return;
+      cand.push_back(std::move(l));
+    };
+    for (int b : G.boundaries) {
+      std::vector<const layout*> have;
+      if (node(b).kind == node_kind::leaf) have.push_back(&*node(b).lay);
+      else
+        for (const auto& cc : groups_[std::size_t(group_of_reduce_.at(b))].cands) have.push_back(&cc.out);
+      const index_vec& s = node(b).shape;
+      for (const layout* l : have) {
+        if (!l->split()) continue;
+        const int k = *l->split() + (R - int(s.size()));
+        if (k >= 0 && k < R && s[std::size_t(*l->split())] == S[std::size_t(k)]) add(layout(S, k, l->extents()));
+      }
+    }
+    for (int k = 0; k < R; ++k) add(layout::balanced(S, k, P));
+    add(replicated_layout(S, P));
+
+    for (const auto& c : cand) {
+      candidate cd{c, c, 0, {}};
+      std::vector<std::pair<int, std::uint64_t>> seen;
+      for (int b : G.boundaries) {
+        const layout need = needed_layout(c, node(b).shape);
+        if (node(b).kind == node_kind::leaf) {
+          cd.child_choice.push_back(-1);
+          auto key = std::make_pair(leaf_key(b), layout_hash(need));
+          if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;  // moved once
+          seen.push_back(key);
+          cd.cost += move_cost(*node(b).lay, need, node(b).elem);
+        } else {
+          const auto& child = groups_[std::size_t(group_of_reduce_.at(b))];
+          int bi = -1;
+          double bc = 0;
+          for (std::size_t cc = 0; cc < child.cands.size(); ++cc) {
+            const double x = child.cands[cc].cost + move_cost(child.cands[cc].out, need, node(b).elem);
+            if (bi < 0 || x < bc) {
+              bi = int(cc);
+              bc = x;
+            }
+          }
+          cd.child_choice.push_back(bi);
+          cd.cost += bc;
+        }
+      }
+      if (G.is_reduce) {
+        const auto& rn = node(G.root);
+        cd.out = reduced_layout(c, rn.shape, rn.axes, rn.keepdims);
+        if (c.split() && std::find(rn.axes.begin(), rn.axes.end(), *c.split()) != rn.axes.end()) {
+          const auto t = combine_traffic(rn, false);
+          cd.cost += cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+        }
+      }
+      G.cands.push_back(std::move(cd));
+    }
+    G.solved = true;
+  }
+
+  // Traffic of combining partial reductions across ranks.
+  traffic_summary combine_traffic(const ir_node& rn, bool per_rank) const {
+    std::int64_t n = 1;
+    for (auto s : rn.shape) n *= s;
+    if (rn.index_result) {
+      // (value, index) pairs of every output element from every rank
+      std::vector<std::int64_t> units(static_cast<std::size_t>(g_.nranks), n);
+      return allgather_traffic(units, rn.elem + 8, per_rank);
+    }
+    return allreduce_traffic(n * rn.elem, rn.elem, g_.nranks, per_rank);
+  }
+
+  int new_value(plan& p, int node_id, layout l) {
+    p.values.push_back(std::move(l));
+    p.value_node.push_back(node_id);
+    return int(p.values.size()) - 1;
+  }
+
+  int emit_move(plan& p, int node_id, int from_value, const layout& to) {
+    const layout from = p.values[std::size_t(from_value)];
+    step s;
+    if (!from.split()) s.kind = step_kind::slice;
+    else if (!to.split()) s.kind = step_kind::allgather;
+    else if (*from.split() == *to.split()) s.kind = step_kind::realign;
+    else s.kind = step_kind::resplit;
+    s.node = node_id;
+    s.input = from_value;
+    s.from = from;
+    s.to = to;
+    s.text = label(node_id);
+    s.traffic = move_traffic(from, to, node(node_id).elem, per_rank_);
+    s.output = new_value(p, node_id, to);
+    const int out = s.output;
+    p.steps.push_back(std::move(s));
+    return out;
+  }
+
+  std::string label(int i) const {
+    const auto& n = node(i);
+    if (n.kind == node_kind::leaf || n.kind == node_kind::scalar) return n.label;
+    if (n.kind == node_kind::reduce) return "r" + std::to_string(i);
+    return "e" + std::to_string(i);
+  }
+  std::string text(int i) const {
+    const auto& n = node(i);
+    if (n.kind != node_kind::elementwise) return label(i);
+    std::string s = n.op + "(";
+    for (std::size_t a = 0; a < n.args.size(); ++a) s += (a ? ", " : "") + text(n.args[a]);
+    return s + ")";
+  }
+
+  int emit(plan& p, int gi, int ci) {
+    const group& G = groups_[std::size_t(gi)];
+    const candidate& c = G.cands[std::size_t(ci)];
+    step k;
+    k.kind = step_kind::fused_kernel;
+    k.node = G.root;
+    for (std::size_t bi = 0; bi < G.boundaries.size(); ++bi) {
+      const int b = G.boundaries[bi];
+      const layout need = needed_layout(c.iter, node(b).shape);
+      int v;
+      if (node(b).kind == node_kind::leaf) {
+        v = p.leaf_value[std::size_t(b)];
+        if (!(p.values[std::size_t(v)] == need)) {
+          auto key = std::make_pair(leaf_key(b), layout_hash(need));
+          auto it = moved_leaf_.find(key);
+          if (it != moved_leaf_.end()) v = it->second;
+          else v = moved_leaf_[key] = emit_move(p, b, v, need);
+        }
+      } else {
+        v = emit(p, group_of_reduce_.at(b), c.child_choice[bi]);
+        if (!(p.values[std::size_t(v)] == need)) v = emit_move(p, b, v, need);
+      }
+      k.bindings.emplace_back(b, v);
+    }
+    k.from = c.iter;
+    k.to = c.out;
+    k.text = G.is_reduce ? node(G.root).op + "(" + text(G.region) + ", axes=" + detail::shape_str(node(G.root).axes) +
+                               (node(G.root).keepdims ? ", keepdims" : "") + ")"
+                         : text(G.root);
+    k.traffic = move_traffic(c.iter, c.iter, 1, per_rank_);  // a kernel sends nothing
+    k.output = new_value(p, G.root, c.out);
+    const int out = k.output;
+    p.steps.push_back(std::move(k));
+    if (G.is_reduce && c.iter.split()) {
+      const auto& rn = node(G.root);
+      if (std::find(rn.axes.begin(), rn.axes.end(), *c.iter.split()) != rn.axes.end()) {
+        step a;
+        a.kind = rn.index_result ? step_kind::gather_index : step_kind::allreduce;
+        a.node = G.root;
+        a.input = a.output = out;
+        a.from = a.to = c.out;
+        a.text = label(G.root);
+        a.traffic = combine_traffic(rn, per_rank_);
+        p.steps.push_back(std::move(a));
+      }
+    }
+    return out;
+  }
+};
+
+std::string layout_text(const layout& l) {
+  std::ostringstream os;
+  os << detail::shape_str(l.shape());
+  if (!l.split()) {
+    os << " none";
+    return os.str();
+  }
+  os << " split " << *l.split();
+  if (!l.is_balanced()) {
+    if (l.nranks() <= 8) os << ' ' << detail::shape_str(l.extents());
+    else os << " (custom extents)";
+  }
+  return os.str();
+}
+
+std::string human_bytes(std::int64_t b) {
+  std::ostringstream os;
+  if (b < 10 * 1024) os << b << " B";
+  else if (b < 10ll * 1024 * 1024) os << std::fixed << std::setprecision(1) << double(b) / 1024 << " KiB";
+  else if (b < 10ll * 1024 * 1024 * 1024) os << std::fixed << std::setprecision(1) << double(b) / (1024 * 1024) << " MiB";
+  else os << std::fixed << std::setprecision(1) << double(b) / (1024.0 * 1024 * 1024) << " GiB";
+  return os.str();
+}
+
+std::string json_layout(const layout& l) {
+  std::ostringstream os;
+  os << "{\"shape\": [";
+  for (std::size_t i = 0; i < l.shape().size(); ++i) os << (i ? ", " : "") << l.shape()[i];
+  os << "], \"split\": ";
+  if (l.split()) os << *l.split();
+  else os << "null";
+  os << ", \"balanced\": " << (l.is_balanced() ? "true" : "false");
+  if (l.split() && !l.is_balanced()) {
+    os << ", \"extents\": [";
+    for (std::size_t i = 0; i < l.extents().size(); ++i) os << (i ? ", " : "") << l.extents()[i];
+    os << "]";
+  }
+  os << "}";
+  return os.str();
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank) {
+  planner_impl impl(g, per_rank);
+  return impl.run(target);
+}
+
+traffic plan::max_rank() const {
+  traffic t;
+  for (const auto& s : steps) t += s.traffic.max_rank;
+  return t;
+}
+traffic plan::total() const {
+  traffic t;
+  for (const auto& s : steps) t += s.traffic.total;
+  return t;
+}
+
+std::uint64_t plan::hash() const {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  h = mix(h, std::uint64_t(nranks));
+  for (const auto& s : steps) {
+    h = mix(h, std::uint64_t(s.kind));
+    h = mix(h, std::uint64_t(s.node));
+    h = mix(h, std::uint64_t(s.input));
+    h = mix(h, std::uint64_t(s.output));
+    if (s.from) h = mix(h, layout_hash(*s.from));
+    if (s.to) h = mix(h, layout_hash(*s.to));
+    for (auto [n, v] : s.bindings) h = mix(mix(h, std::uint64_t(n)), std::uint64_t(v));
+  }
+  return mix(h, std::uint64_t(result));
+}
+
+std::string plan::to_string() const {
+  std::ostringstream os;
+  const auto mx = max_rank(), tot = total();
+  os << "ember plan: " << steps.size() << " step" << (steps.size() == 1 ? "" : "s") << " on " << nranks
+     << " rank" << (nranks == 1 ? "" : "s") << ", predicted per rank (max) " << human_bytes(mx.bytes) << " in "
+     << mx.messages << " message" << (mx.messages == 1 ? "" : "s") << ", all ranks " << human_bytes(tot.bytes) << " in "
+     << tot.messages << "\n";
+  os << std::left << std::setw(4) << "#" << std::setw(14) << "step" << std::setw(46) << "layout" << std::right
+     << std::setw(12) << "bytes/rank" << std::setw(10) << "msgs/rank" << "  " << std::left << "detail\n";
+  int i = 1;
+  for (const auto& s : steps) {
+    std::string lay;
+    if (s.kind == step_kind::fused_kernel) lay = layout_text(*s.from) + (*s.from == *s.to ? "" : " -> " + layout_text(*s.to));
+    else if (s.kind == step_kind::allreduce || s.kind == step_kind::gather_index) lay = layout_text(*s.to);
+    else lay = layout_text(*s.from) + " -> " + (s.to->split() ? "split " + std::to_string(*s.to->split()) : "none");
+    os << std::left << std::setw(4) << i++ << std::setw(14) << name(s.kind) << std::setw(46) << lay << std::right
+       << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << "  " << std::left
+       << s.text << "\n";
+  }
+  os << std::left << std::setw(64) << "total (sum of per-step maxima)" << std::right << std::setw(12) << mx.bytes
+     << std::setw(10) << mx.messages << "\n";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const plan& p) { return os << p.to_string(); }
+
+std::string plan::to_json() const {
+  std::ostringstream os;
+  const auto mx = max_rank(), tot = total();
+  os << "{\n  \"nranks\": " << nranks << ",\n  \"predicted\": {\"max_rank_bytes\": " << mx.bytes
+     << ", \"max_rank_messages\": " << mx.messages << ", \"total_bytes\": " << tot.bytes
+     << ", \"total_messages\": " << tot.messages << "},\n  \"result\": " << result << ",\n  \"steps\": [";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    os << (i ? "," : "") << "\n    {\"id\": " << i + 1 << ", \"kind\": \"" << name(s.kind) << "\", \"node\": " << s.node
+       << ", \"text\": \"" << json_escape(s.text) << "\"";
+    if (s.input >= 0) os << ", \"input\": " << s.input;
+    os << ", \"output\": " << s.output;
+    if (!s.bindings.empty()) {
+      os << ", \"inputs\": [";
+      for (std::size_t b = 0; b < s.bindings.size(); ++b) os << (b ? ", " : "") << s.bindings[b].second;
+      os << "]";
+    }
+    if (s.from) os << ", \"from\": " << json_layout(*s.from);
+    if (s.to) os << ", \"to\": " << json_layout(*s.to);
+    os << ", \"max_rank_bytes\": " << s.traffic.max_rank.bytes << ", \"max_rank_messages\": " << s.traffic.max_rank.messages
+       << ", \"total_bytes\": " << s.traffic.total.bytes << ", \"total_messages\": " << s.traffic.total.messages;
+    if (!s.traffic.per_rank.empty()) {
+      os << ", \"per_rank\": [";
+      for (std::size_t r = 0; r < s.traffic.per_rank.size(); ++r)
+        os << (r ? ", " : "") << "[" << s.traffic.per_rank[r].bytes << ", " << s.traffic.per_rank[r].messages << "]";
+      os << "]";
+    }
+    os << "}";
+  }
+  os << "\n  ]\n}\n";
+  return os.str();
+}
+
+std::string plan::to_dot() const {
+  std::ostringstream os;
+  os << "digraph ember_plan {\n  rankdir=LR;\n  node [fontname=\"monospace\"];\n";
+  std::vector<bool> produced(values.size(), false);
+  for (const auto& s : steps)
+    if (s.output >= 0) produced[std::size_t(s.output)] = true;
+  for (std::size_t v = 0; v < values.size(); ++v)
+    os << "  v" << v << " [shape=box, label=\"v" << v << "\\n" << layout_text(values[v]) << "\""
+       << (produced[v] ? "" : ", style=filled, fillcolor=lightgrey") << (int(v) == result ? ", peripheries=2" : "")
+       << "];\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    os << "  s" << i + 1 << " [shape=ellipse, label=\"" << i + 1 << " " << name(s.kind) << "\\n" << json_escape(s.text);
+    if (s.traffic.max_rank.bytes) os << "\\n" << human_bytes(s.traffic.max_rank.bytes) << "/rank";
+    os << "\"];\n";
+    if (s.input >= 0) os << "  v" << s.input << " -> s" << i + 1 << ";\n";
+    for (auto [n, v] : s.bindings) os << "  v" << v << " -> s" << i + 1 << ";\n";
+    if (s.output >= 0 && s.output != s.input) os << "  s" << i + 1 << " -> v" << s.output << ";\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ember::planner

@@ -1,0 +1,80 @@
+// The planner: chooses a layout for every fused group of an expression with a
+// dynamic program over a cost model (alpha per message + beta per byte on the
+// busiest rank), inserts the fewest moves, and returns an ordered plan that is
+// identical on every rank. Printable like SQL EXPLAIN, exportable as JSON and
+// Graphviz DOT. No MPI anywhere in here.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir.hpp"
+#include "traffic.hpp"
+
+namespace ember::planner {
+
+// Seconds per message and per byte. Defaults measured on the development machine
+// by `bench/bench_costmodel` (2 ranks, shared memory); override with
+// EMBER_ALPHA / EMBER_BETA or by assigning to cost_model().
+struct cost_params {
+  double alpha = 1.5e-6;
+  double beta = 2.0e-10;
+};
+cost_params& cost_model();
+
+enum class step_kind {
+  realign,       // same split axis, other extents: only rows changing owner move
+  resplit,       // another split axis
+  allgather,     // to replicated (split none)
+  slice,         // replicated to split: each rank keeps its part, nothing is sent
+  fused_kernel,  // one pass over the local blocks: every elementwise op of a group (and its reduction)
+  allreduce,     // combine partial reductions over the split axis
+  gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
+};
+const char* name(step_kind k);
+
+struct step {
+  step_kind kind{};
+  int node = -1;    // IR node: the value moved, or the root of the fused group
+  int input = -1;   // value read by moves and collectives
+  int output = -1;  // value written
+  std::vector<std::pair<int, int>> bindings;  // kernels: (IR boundary node, value id)
+  std::optional<layout> from, to;  // moves: source and target; kernels: iteration and output layout
+  std::string text;                // kernels: the fused expression; moves: what moves
+  traffic_summary traffic;         // predicted, per rank on request
+};
+
+class plan {
+ public:
+  int nranks = 1;
+  std::vector<step> steps;
+  std::vector<layout> values;   // layout of every value id
+  std::vector<int> value_node;  // IR node that each value holds
+  std::vector<int> leaf_value;  // per IR node: value id of the leaf's own data (-1 if not a leaf)
+  int result = -1;              // value id of the expression's result
+  double cost = 0;              // model cost of the chosen plan (seconds)
+
+  traffic max_rank() const;  // summed over steps of the per-step maximum
+  traffic total() const;
+  std::uint64_t hash() const;
+  std::string to_string() const;  // EXPLAIN
+  std::string to_json() const;
+  std::string to_dot() const;
+};
+std::ostream& operator<<(std::ostream& os, const plan& p);
+
+// Plans `g` for g.nranks ranks. `target`: a fixed layout for the result
+// (assignment into an existing array, eval with a split), or the planner's choice.
+// `per_rank`: keep every rank's predicted traffic in the steps.
+plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank = false);
+
+// The layout an input of shape `s` must have for a group iterating over `iter`
+// (NumPy broadcasting: shapes align on the right; a broadcast axis is replicated).
+layout needed_layout(const layout& iter, const index_vec& s);
+// The result layout of reducing `axes` of an argument laid out as `iter`.
+layout reduced_layout(const layout& iter, const index_vec& out_shape, const std::vector<int>& axes, bool keepdims);
+
+}  // namespace ember::planner

@@ -1,0 +1,156 @@
+#include "traffic.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+namespace ember::planner {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a == 0 ? 0 : (a + b - 1) / b; }
+
+std::int64_t max_msg() { return std::min<std::int64_t>(config().max_message_bytes, INT_MAX); }
+std::int64_t chunk(bool both_contiguous) {
+  return std::max<std::int64_t>(1, both_contiguous ? max_msg() : std::min(max_msg(), config().staging_bytes));
+}
+
+std::int64_t prod(const index_vec& s, int from, int to) {
+  std::int64_t p = 1;
+  for (int d = from; d < to; ++d) p *= s[d];
+  return p;
+}
+
+struct accumulator {
+  traffic_summary s;
+  bool keep;
+  void add(int rank, traffic t) {
+    s.max_rank.bytes = std::max(s.max_rank.bytes, t.bytes);
+    s.max_rank.messages = std::max(s.max_rank.messages, t.messages);
+    s.total += t;
+    if (keep) s.per_rank[std::size_t(rank)] = t;
+  }
+};
+
+}  // namespace
+
+traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std::int64_t unit, bool per_rank) {
+  const int P = int(units_of.size());
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  const std::int64_t step = std::max<std::int64_t>(1, max_msg() / unit);
+  std::int64_t mx = 0;
+  for (auto u : units_of) mx = std::max(mx, u);
+  const std::int64_t rounds = ceil_div(mx, step);
+  for (int r = 0; r < P; ++r) acc.add(r, {units_of[r] * unit * (P - 1), rounds * (P - 1)});
+  return acc.s;
+}
+
+traffic_summary allreduce_traffic(std::int64_t bytes, std::int64_t elem, int P, bool per_rank) {
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  const std::int64_t step = std::max<std::int64_t>(1, max_msg() / elem) * elem;
+  const std::int64_t chunks = ceil_div(bytes, step);
+  for (int r = 0; r < P; ++r) acc.add(r, {bytes * (P - 1), chunks * (P - 1)});
+  return acc.s;
+}
+
+traffic_summary move_traffic(const layout& src, const layout& dst, std::int64_t elem, bool per_rank) {
+  const int P = src.nranks();
+  const index_vec& S = src.shape();
+  const int n = int(S.size());
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  const std::int64_t numel = prod(S, 0, n);
+  if (src == dst || !src.split() || numel == 0) {  // nothing moves (a replicated source serves itself)
+    for (int r = 0; r < P; ++r) acc.add(r, {});
+    return acc.s;
+  }
+  const int k = *src.split();
+  const auto& e = src.extents();
+  const std::int64_t rest_k = numel / S[k];  // elements per unit of extent along k
+
+  if (!dst.split()) {
+    // Gather to every rank: the allgather fast path when every slab is one run of
+    // the global array, otherwise one message stream per peer.
+    bool every_slab_one_run = true;
+    for (int r = 0; r < P; ++r) every_slab_one_run = every_slab_one_run && (prod(S, 0, k) == 1 || e[r] == 0 || e[r] == S[k]);
+    if (every_slab_one_run) {
+      std::vector<std::int64_t> units(static_cast<std::size_t>(P));
+      for (int r = 0; r < P; ++r) units[r] = e[r] * rest_k;
+      return allgather_traffic(units, elem, per_rank);
+    }
+    for (int r = 0; r < P; ++r) {
+      const std::int64_t b = e[r] * rest_k * elem;
+      const std::int64_t per_peer = ceil_div(b, chunk(false));  // the slab is not one run of the result
+      acc.add(r, b > 0 ? traffic{b * (P - 1), per_peer * (P - 1)} : traffic{});
+    }
+    return acc.s;
+  }
+
+  const int m = *dst.split();
+  const auto& f = dst.extents();
+  if (m == k) {
+    // Same axis: rank r sends the part of its range that other ranks now own.
+    const bool leading_ones = prod(S, 0, k) == 1;
+    for (int r = 0; r < P; ++r) {
+      traffic t;
+      const std::int64_t lo = src.offset(r), hi = lo + e[r];
+      if (hi > lo) {
+        // first destination rank whose range ends after lo
+        int q = 0, a = 0, b = P;
+        while (a < b) {
+          const int mid = (a + b) / 2;
+          if (dst.offset(mid) + f[mid] <= lo) a = mid + 1;
+          else b = mid;
+        }
+        for (q = a; q < P && dst.offset(q) < hi; ++q) {
+          if (q == r || f[q] == 0) continue;
+          const std::int64_t ov = std::min(hi, dst.offset(q) + f[q]) - std::max(lo, dst.offset(q));
+          if (ov <= 0) continue;
+          const std::int64_t bytes = ov * rest_k * elem;
+          // one run when the dimensions before k are 1, or the piece is a whole block
+          const bool sc = leading_ones || ov == e[r], dc = leading_ones || ov == f[q];
+          t += {bytes, ceil_div(bytes, chunk(sc && dc))};
+        }
+      }
+      acc.add(r, t);
+    }
+    return acc.s;
+  }
+
+  // Different axes: rank r sends e_r x f_q x rest to every q != r. The amount and
+  // the contiguity depend on (e_r, f_q) only, so ranks are grouped by extent.
+  const std::int64_t rest_km = numel / (S[k] * S[m]);
+  auto contiguous_in = [&](int cut_axis, int own_axis, std::int64_t own_extent) {
+    // A box restricted along cut_axis inside a block whose own_axis has extent
+    // own_extent is one run iff every dimension before cut_axis has extent 1.
+    for (int d = 0; d < cut_axis; ++d)
+      if ((d == own_axis ? own_extent : S[d]) != 1) return false;
+    return true;
+  };
+  auto pair_traffic = [&](std::int64_t er, std::int64_t fq) -> traffic {
+    const std::int64_t bytes = er * fq * rest_km * elem;
+    if (bytes == 0) return {};
+    const bool sc = contiguous_in(m, k, er) || fq == S[m];
+    const bool dc = contiguous_in(k, m, fq) || er == S[k];
+    return {bytes, ceil_div(bytes, chunk(sc && dc))};
+  };
+  std::map<std::int64_t, std::int64_t> f_count;
+  for (int q = 0; q < P; ++q) ++f_count[f[q]];
+  std::map<std::int64_t, traffic> by_e;
+  for (int r = 0; r < P; ++r) {
+    auto it = by_e.find(e[r]);
+    if (it == by_e.end()) {
+      traffic all;
+      for (const auto& [fv, cnt] : f_count) {
+        const traffic t = pair_traffic(e[r], fv);
+        all += {t.bytes * cnt, t.messages * cnt};
+      }
+      it = by_e.emplace(e[r], all).first;
+    }
+    acc.add(r, it->second - pair_traffic(e[r], f[r]));  // not to itself
+  }
+  return acc.s;
+}
+
+}  // namespace ember::planner

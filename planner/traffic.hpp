@@ -1,0 +1,37 @@
+// Exact traffic of moving an array between two split/replicated layouts, for every
+// rank, without building the exchange and without MPI.
+//
+// The exchange engine (runtime/exchange.hpp) computes the same numbers for one
+// rank by intersecting boxes; that is O(P) per rank, O(P^2) for all ranks, too slow
+// to plan for 65536 ranks. Here the same rules (peers, bytes, contiguity, chunking,
+// the allgather fast path) are evaluated in closed form over classes of ranks with
+// equal extents, O(P log P). tests/test_planner.cpp checks rank by rank that both
+// agree.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../runtime/communicator.hpp"
+#include "../runtime/layout.hpp"
+
+namespace ember::planner {
+
+struct traffic_summary {
+  traffic max_rank;  // the largest bytes and the largest message count over ranks
+  traffic total;     // summed over ranks
+  std::vector<traffic> per_rank;  // filled when requested
+  bool moves() const { return total.bytes > 0 || total.messages > 0; }
+};
+
+// Traffic of src -> dst for elements of `elem` bytes under the current
+// ember::config() (message and staging limits).
+traffic_summary move_traffic(const layout& src, const layout& dst, std::int64_t elem, bool per_rank = false);
+
+// Traffic of an allreduce of `bytes` on every rank (the communicator's model,
+// chunked as the communicator chunks).
+traffic_summary allreduce_traffic(std::int64_t bytes, std::int64_t elem, int nranks, bool per_rank = false);
+// Allgather where rank r contributes bytes_of[r] (chunked as the communicator does).
+traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std::int64_t unit, bool per_rank = false);
+
+}  // namespace ember::planner
