@@ -545,6 +545,20 @@ auto eval(const E& e, const eval_options& o = {}) {
   auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
   return dndarray<T, N>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
 }
+// The same with the result's rank given, for expressions whose rank is known only
+// at run time (reductions with keepdims options or several axes).
+template <int M, expression E>
+auto eval(const E& e, const eval_options& o = {}) {
+  using T = typename E::value_type;
+  const communicator& c = *detail::comm_of(e);
+  const index_vec shape = e.shape();
+  if (int(shape.size()) != M)
+    throw shape_error("ember::eval<" + std::to_string(M) + ">: the expression's result has shape " +
+                      detail::shape_str(shape) + " (rank " + std::to_string(shape.size()) + ")");
+  auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
+  return dndarray<T, M>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+}
+
 template <dtype T, int N>
 dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
   if (!o.split.given) return a;

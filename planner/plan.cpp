@@ -78,6 +78,7 @@ struct candidate {
   layout iter;
   layout out;
   double cost = 0;
+  double input_cost = 0;  // the part of `cost` spent moving inputs
   std::vector<int> child_choice;  // per boundary: chosen candidate of a reduction child (-1 for leaves)
 };
 
@@ -193,7 +194,8 @@ class planner_impl {
     const int R = int(S.size());
     const int P = g_.nranks;
     // Candidate iteration layouts, in a fixed order (the tie-break): the layouts
-    // the inputs already have, then balanced splits, then replicated.
+    // the inputs already have (so a tie keeps data where it is), then balanced
+    // splits, then replicated.
     std::vector<layout> cand;
     auto add = [&](layout l) {
       for (const auto& c : cand)
@@ -207,7 +209,11 @@ class planner_impl {
         for (const auto& cc : groups_[std::size_t(group_of_reduce_.at(b))].cands) have.push_back(&cc.out);
       const index_vec& s = node(b).shape;
       for (const layout* l : have) {
-        if (!l->split()) continue;
+        if (!l->split()) {
+          // a replicated input of the full shape: iterating replicated moves nothing
+          if (s == S) add(replicated_layout(S, P));
+          continue;
+        }
         const int k = *l->split() + (R - int(s.size()));
         if (k >= 0 && k < R && s[std::size_t(*l->split())] == S[std::size_t(k)]) add(layout(S, k, l->extents()));
       }
@@ -241,6 +247,7 @@ class planner_impl {
           cd.cost += bc;
         }
       }
+      cd.input_cost = cd.cost;
       if (G.is_reduce) {
         const auto& rn = node(G.root);
         cd.out = reduced_layout(c, rn.shape, rn.axes, rn.keepdims);
@@ -250,6 +257,17 @@ class planner_impl {
         }
       }
       G.cands.push_back(std::move(cd));
+    }
+    if (G.is_reduce) {
+      // Heat's rule: a reduction runs where its argument lies (over the split
+      // axis: local reduction + allreduce, result replicated; over another axis:
+      // the result keeps the split). Moving the argument first is considered only
+      // when it has to move anyway.
+      double least = G.cands.front().input_cost;
+      for (const auto& cd : G.cands) least = std::min(least, cd.input_cost);
+      if (least == 0)
+        G.cands.erase(std::remove_if(G.cands.begin(), G.cands.end(), [](const candidate& cd) { return cd.input_cost > 0; }),
+                      G.cands.end());
     }
     G.solved = true;
   }
