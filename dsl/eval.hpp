@@ -128,7 +128,7 @@ struct fingerprint {
     add(std::uint64_t(l.ndim()));
     for (auto s : l.shape()) add(std::uint64_t(s));
     add(l.split() ? std::uint64_t(*l.split()) : ~0ull);
-    for (auto e : l.extents()) add(std::uint64_t(e));
+    add(l.hash());  // covers the per-rank extents, computed once per map
   }
   bool operator==(const fingerprint& o) const { return h1 == o.h1 && h2 == o.h2; }
 };
@@ -153,7 +153,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     f.add(k);
     f.add(x.a.distribution());
   } else {
-    f.add(x.shape().size());  // broadcasting changes with shapes; leaves carry them
+    f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
     hana::for_each(x.args, [&](const auto& a) { fingerprint_of(a, f); });
   }
 }
@@ -197,10 +197,19 @@ void visit_reduction(const X& x, int id, int target, F&& f) {
 }
 
 // ---- the plan cache: per expression type, keyed by every fact the plan depends on ----
+struct value_slot {
+  std::shared_ptr<void> hold;
+  void* ptr = nullptr;
+  std::shared_ptr<void> aux_hold;  // argmin/argmax: the extreme values
+  void* aux = nullptr;
+};
 struct cached_plan {
   planner::graph g;
   planner::plan p;
   std::vector<std::unique_ptr<exchange>> moves;  // this rank's schedule of each move step
+  // scratch reused by every execution of this plan (no allocation per evaluation)
+  std::vector<value_slot> vals;
+  std::vector<kernel::binding> bind;
 };
 
 template <class E>
@@ -246,26 +255,21 @@ inline void check_same_plan(const planner::plan& p, const communicator& c) {
 }
 
 // ---- execution ----
-struct value_slot {
-  std::shared_ptr<void> hold;
-  void* ptr = nullptr;
-  std::shared_ptr<void> aux_hold;  // argmin/argmax: the extreme values
-  void* aux = nullptr;
-};
 
 inline std::shared_ptr<void> alloc_bytes(std::int64_t n) { return allocate<unsigned char>(std::max<std::int64_t>(n, 1)); }
 
 template <int MR>
 kernel::space<MR> space_of(const layout& l, int rank) {
   kernel::space<MR> sp;
-  const index_vec ls = l.lshape(rank);
-  if (ls.empty()) {
+  const index_vec& gs = l.shape();
+  if (gs.empty()) {
     sp.rank = 1;
     sp.ext[0] = 1;
     return sp;
   }
-  sp.rank = int(ls.size());
-  for (int d = 0; d < sp.rank; ++d) sp.ext[std::size_t(d)] = ls[std::size_t(d)];
+  sp.rank = int(gs.size());
+  const int k = l.split() ? *l.split() : -1;
+  for (int d = 0; d < sp.rank; ++d) sp.ext[std::size_t(d)] = d == k ? l.extent(rank) : gs[std::size_t(d)];
   return sp;
 }
 
@@ -282,13 +286,14 @@ constexpr reduce_op mpi_reduce_of() {
 template <class E>
 class executor {
  public:
-  executor(const E& e, const cached_plan& cp, const communicator& c) : e_(e), cp_(cp), c_(c) {}
+  executor(const E& e, cached_plan& cp, const communicator& c) : e_(e), cp_(cp), c_(c), vals_(cp.vals), bind_(cp.bind) {}
 
   // Runs the plan. `dest`: storage of an existing array to write the result into
   // (its layout is the plan's target). Returns the result's storage.
   std::shared_ptr<void> run(std::shared_ptr<void> dest) {
     const auto& p = cp_.p;
-    vals_.assign(p.values.size(), {});
+    vals_.clear();
+    vals_.resize(p.values.size());
     bind_leaves(e_, 0);
     dest_ = std::move(dest);
     auto& trace = trace_store();
@@ -310,18 +315,21 @@ class executor {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
       const auto n = p.values[std::size_t(p.result)].local_size(c_.rank()) * node_elem(p.value_node[std::size_t(p.result)]);
       if (n > 0) std::memmove(dest_.get(), r.ptr, std::size_t(n));
+      vals_.clear();
       return dest_;
     }
-    return r.hold;
+    auto result = r.hold;
+    vals_.clear();  // release temporaries now
+    return result;
   }
 
  private:
   const E& e_;
-  const cached_plan& cp_;
+  cached_plan& cp_;
   const communicator& c_;
-  std::vector<value_slot> vals_;
+  std::vector<value_slot>& vals_;
+  std::vector<kernel::binding>& bind_;
   std::shared_ptr<void> dest_;
-  std::vector<kernel::binding> bind_;
 
   std::int64_t node_elem(int node) const { return cp_.g.nodes[std::size_t(node)].elem; }
 
@@ -366,7 +374,7 @@ class executor {
   }
 
   void prepare_bindings(const planner::step& s) {
-    bind_.assign(cp_.g.nodes.size(), {});
+    bind_.resize(cp_.g.nodes.size());
     for (auto [node, v] : s.bindings) bind_[std::size_t(node)] = {vals_[std::size_t(v)].ptr, &cp_.p.values[std::size_t(v)]};
   }
 

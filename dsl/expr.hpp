@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/hana/fold_left.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>
@@ -32,6 +33,14 @@ namespace hana = boost::hana;
 
 namespace expr {
 
+// Shapes inside expression nodes live inline (no heap) up to 6 dimensions, so
+// building and copying an expression in a loop costs no allocation.
+using dims = boost::container::small_vector<std::int64_t, 6>;
+template <class V>
+dims to_dims(const V& v) {
+  return dims(v.begin(), v.end());
+}
+
 // ---- leaves ----
 template <dtype T, int N>
 struct leaf : node_base {
@@ -40,6 +49,7 @@ struct leaf : node_base {
   static constexpr bool exact_rank = true;
   static constexpr int size = 1;
   dndarray<T, N> a;
+  dims shape_dims() const { return to_dims(a.distribution().shape()); }
   index_vec shape() const { return a.distribution().shape(); }
 };
 
@@ -50,14 +60,15 @@ struct scalar : node_base {
   static constexpr bool exact_rank = true;
   static constexpr int size = 1;
   T v;
+  dims shape_dims() const { return {}; }
   index_vec shape() const { return {}; }
 };
 
 // NumPy broadcasting of two shapes (aligned on the right); throws shape_error
 // naming both shapes and the axis on every rank alike (shapes are replicated).
-inline index_vec broadcast_shapes(const index_vec& a, const index_vec& b, std::string_view op) {
+inline dims broadcast_shapes(const dims& a, const dims& b, std::string_view op) {
   const std::size_t n = std::max(a.size(), b.size());
-  index_vec r(n);
+  dims r(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const std::int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
@@ -78,14 +89,15 @@ struct elementwise : node_base {
   static constexpr bool exact_rank = (A::exact_rank && ...);
   static constexpr int size = 1 + (A::size + ...);
   hana::tuple<A...> args;
-  index_vec shape_;
+  dims shape_;
   static Op op_tag() { return {}; }
   explicit elementwise(A... a) : args(a...) {
-    shape_ = hana::fold_left(args, index_vec{}, [](index_vec s, const auto& x) {
-      return broadcast_shapes(s, x.shape(), Op::name);
+    shape_ = hana::fold_left(args, dims{}, [](dims s, const auto& x) {
+      return broadcast_shapes(s, x.shape_dims(), Op::name);
     });
   }
-  index_vec shape() const { return shape_; }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
 };
 
 // ---- reductions over axes of an argument ----
@@ -103,9 +115,9 @@ struct reduction : node_base {
   A arg;
   std::vector<int> axes;  // normalized, sorted, distinct
   bool keepdims = false;
-  index_vec shape_;
+  dims shape_;
   reduction(A a, std::vector<int> ax, bool kd) : arg(std::move(a)), keepdims(kd) {
-    const index_vec s = arg.shape();
+    const dims s = arg.shape_dims();
     const int n = int(s.size());
     for (int x : ax) {
       const int y = x < 0 ? x + n : x;
@@ -119,14 +131,15 @@ struct reduction : node_base {
     std::sort(axes.begin(), axes.end());
     for (int d = 0; d < n; ++d) {
       const bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
-      if (red && s[d] == 0 && (op::is_arg_reduction_v<Op> || std::is_same_v<Op, op::min> || std::is_same_v<Op, op::max>))
+      if (red && s[std::size_t(d)] == 0 && (op::is_arg_reduction_v<Op> || std::is_same_v<Op, op::min> || std::is_same_v<Op, op::max>))
         throw value_error("ember::" + std::string(Op::name) + ": zero-size axis " + std::to_string(d) +
                           " of shape " + detail::shape_str(s) + " has no identity");
-      if (!red) shape_.push_back(s[d]);
+      if (!red) shape_.push_back(s[std::size_t(d)]);
       else if (keepdims) shape_.push_back(1);
     }
   }
-  index_vec shape() const { return shape_; }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
 };
 
 template <class X>

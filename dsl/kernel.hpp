@@ -97,12 +97,21 @@ struct elementwise_eval {
 // `sp`: shapes align on the right, broadcast axes get stride 0.
 template <int MR>
 void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::int64_t* str, std::int64_t& inner) {
-  const index_vec ls = lay.lshape(rank);
-  const index_vec rs = row_major_strides(ls);
-  const int n = int(ls.size()), R = sp.rank;
-  for (int d = 0; d < R; ++d) {
+  // local shape and row-major strides of the buffer, without allocating
+  const index_vec& gs = lay.shape();
+  const int n = int(gs.size()), R = sp.rank;
+  const int k = lay.split() ? *lay.split() : -1;
+  auto local = [&](int d) { return d == k ? lay.extent(rank) : gs[std::size_t(d)]; };
+  std::int64_t stride = 1;
+  for (int d = R - 1; d >= 0; --d) {
     const int din = d - (R - n);
-    str[d] = (din < 0 || (ls[std::size_t(din)] == 1 && sp.ext[std::size_t(d)] != 1)) ? 0 : rs[std::size_t(din)];
+    if (din < 0) {
+      str[d] = 0;
+      continue;
+    }
+    const std::int64_t ext = local(din);
+    str[d] = (ext == 1 && sp.ext[std::size_t(d)] != 1) ? 0 : stride;
+    stride *= ext;
   }
   inner = str[R - 1];
 }

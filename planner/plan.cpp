@@ -40,8 +40,9 @@ layout needed_layout(const layout& iter, const index_vec& s) {
   if (!iter.split()) return replicated_layout(s, iter.nranks());
   const int k = *iter.split();
   const int kin = k - (R - n);
-  if (kin < 0 || (s[kin] == 1 && iter.shape()[k] != 1)) return replicated_layout(s, iter.nranks());
-  return layout(s, kin, iter.extents());
+  if (kin < 0 || (s[std::size_t(kin)] == 1 && iter.shape()[std::size_t(k)] != 1)) return replicated_layout(s, iter.nranks());
+  if (kin == k && s == iter.shape()) return iter;
+  return iter.with_shape(s, kin);
 }
 
 layout reduced_layout(const layout& iter, const index_vec& out_shape, const std::vector<int>& axes, bool keepdims) {
@@ -52,7 +53,7 @@ layout reduced_layout(const layout& iter, const index_vec& out_shape, const std:
   if (!keepdims)
     for (int a : axes)
       if (a < k) --kout;
-  return layout(out_shape, kout, iter.extents());
+  return iter.with_shape(out_shape, kout);
 }
 
 namespace {
@@ -65,14 +66,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   }
   return h;
 }
-std::uint64_t layout_hash(const layout& l) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  h = mix(h, std::uint64_t(l.nranks()));
-  for (auto s : l.shape()) h = mix(h, std::uint64_t(s));
-  h = mix(h, l.split() ? std::uint64_t(*l.split()) : ~0ull);
-  for (auto e : l.extents()) h = mix(h, std::uint64_t(e));
-  return h;
-}
+std::uint64_t layout_hash(const layout& l) { return l.hash(); }
 
 struct candidate {
   layout iter;
@@ -215,7 +209,7 @@ class planner_impl {
           continue;
         }
         const int k = *l->split() + (R - int(s.size()));
-        if (k >= 0 && k < R && s[std::size_t(*l->split())] == S[std::size_t(k)]) add(layout(S, k, l->extents()));
+        if (k >= 0 && k < R && s[std::size_t(*l->split())] == S[std::size_t(k)]) add(l->with_shape(S, k));
       }
     }
     for (int k = 0; k < R; ++k) add(layout::balanced(S, k, P));

@@ -1,6 +1,7 @@
 #include "layout.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -51,8 +52,26 @@ index_vec layout::balanced_extents(std::int64_t n, int nranks) {
   return e;
 }
 
+std::shared_ptr<const layout::split_map> layout::make_map(index_vec extents) {
+  auto m = std::make_shared<split_map>();
+  const int P = int(extents.size());
+  m->offsets.assign(std::size_t(P) + 1, 0);
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (int r = 0; r < P; ++r) {
+    m->offsets[std::size_t(r) + 1] = m->offsets[std::size_t(r)] + extents[std::size_t(r)];
+    h = (h ^ std::uint64_t(extents[std::size_t(r)])) * 0x100000001b3ull;
+  }
+  const std::int64_t n = m->offsets.back();
+  bool bal = true;
+  for (int r = 0; r < P && bal; ++r) bal = extents[std::size_t(r)] == n / P + (r < n % P ? 1 : 0);
+  m->balanced = bal;
+  m->hash = h;
+  m->extents = std::move(extents);
+  return m;
+}
+
 layout::layout(index_vec shape, std::optional<int> split, index_vec extents)
-    : shape_(std::move(shape)), split_(split), extents_(std::move(extents)), nranks_(int(extents_.size())) {
+    : shape_(std::move(shape)), split_(split), nranks_(int(extents.size())) {
   for (std::size_t d = 0; d < shape_.size(); ++d)
     if (shape_[d] < 0)
       throw value_error("ember: negative extent " + std::to_string(shape_[d]) + " on axis " + std::to_string(d) +
@@ -62,17 +81,46 @@ layout::layout(index_vec shape, std::optional<int> split, index_vec extents)
   if (nranks_ < 1) throw value_error("ember::layout: no ranks");
   std::int64_t sum = 0;
   for (int r = 0; r < nranks_; ++r) {
-    if (extents_[r] < 0)
-      throw value_error("ember: negative extent " + std::to_string(extents_[r]) + " for rank " + std::to_string(r) +
-                        " along split axis " + std::to_string(*split_) + " of shape " + detail::shape_str(shape_));
-    sum += extents_[r];
+    if (extents[std::size_t(r)] < 0)
+      throw value_error("ember: negative extent " + std::to_string(extents[std::size_t(r)]) + " for rank " +
+                        std::to_string(r) + " along split axis " + std::to_string(*split_) + " of shape " +
+                        detail::shape_str(shape_));
+    sum += extents[std::size_t(r)];
   }
-  if (sum != shape_[*split_])
-    throw shape_error("ember: per-rank extents " + detail::shape_str(extents_) + " along split axis " +
+  if (sum != shape_[std::size_t(*split_)])
+    throw shape_error("ember: per-rank extents " + detail::shape_str(extents) + " along split axis " +
                       std::to_string(*split_) + " sum to " + std::to_string(sum) + ", but the global shape " +
-                      detail::shape_str(shape_) + " has " + std::to_string(shape_[*split_]) + " there");
-  offsets_.assign(std::size_t(nranks_) + 1, 0);
-  for (int r = 0; r < nranks_; ++r) offsets_[r + 1] = offsets_[r] + extents_[r];
+                      detail::shape_str(shape_) + " has " + std::to_string(shape_[std::size_t(*split_)]) + " there");
+  map_ = make_map(std::move(extents));
+}
+
+layout layout::with_shape(index_vec shape, int split) const {
+  if (!map_) throw value_error("ember::layout::with_shape: the layout is not split");
+  check_axis(split, int(shape.size()), "layout");
+  if (shape[std::size_t(split)] != map_->offsets.back())
+    throw shape_error("ember: extents summing to " + std::to_string(map_->offsets.back()) +
+                      " cannot split axis " + std::to_string(split) + " of shape " + detail::shape_str(shape));
+  layout l;
+  l.shape_ = std::move(shape);
+  l.split_ = split;
+  l.map_ = map_;
+  l.nranks_ = nranks_;
+  return l;
+}
+
+std::uint64_t layout::hash() const {
+  std::uint64_t h = 0x84222325cbf29ce4ull;
+  auto mix = [&](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  mix(std::uint64_t(nranks_));
+  for (auto s : shape_) mix(std::uint64_t(s));
+  mix(split_ ? std::uint64_t(*split_) : ~0ull);
+  if (map_) mix(map_->hash);
+  return h;
+}
+
+const index_vec& layout::extents() const {
+  static const index_vec none;
+  return map_ ? map_->extents : none;
 }
 
 layout replicated_layout(index_vec shape, int nranks) {
@@ -89,16 +137,37 @@ layout replicated_layout(index_vec shape, int nranks) {
 layout layout::balanced(index_vec shape, std::optional<int> split, int nranks) {
   if (!split) return replicated_layout(std::move(shape), nranks);
   check_axis(*split, int(shape.size()), "layout");
-  auto e = balanced_extents(shape[*split], nranks);
-  return layout(std::move(shape), split, std::move(e));
+  if (shape[std::size_t(*split)] < 0 || nranks < 1)
+    return layout(std::move(shape), split, balanced_extents(shape[std::size_t(*split)], nranks));  // throws
+  // Balanced maps are shared per (extent, ranks): planning for 65536 ranks builds
+  // many layouts over the same few maps.
+  static std::map<std::pair<std::int64_t, int>, std::shared_ptr<const split_map>> cache;
+  const auto key = std::make_pair(shape[std::size_t(*split)], nranks);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    if (cache.size() > 1024) cache.clear();
+    it = cache.emplace(key, make_map(balanced_extents(key.first, nranks))).first;
+  }
+  layout l;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      throw value_error("ember: negative extent " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
+                        " in shape " + detail::shape_str(shape));
+  l.shape_ = std::move(shape);
+  l.split_ = split;
+  l.map_ = it->second;
+  l.nranks_ = nranks;
+  return l;
 }
 
-std::int64_t layout::extent(int rank) const { return split_ ? extents_[rank] : shape_.empty() ? 1 : shape_[0]; }
-std::int64_t layout::offset(int rank) const { return split_ ? offsets_[rank] : 0; }
+std::int64_t layout::extent(int rank) const {
+  return split_ ? map_->extents[std::size_t(rank)] : shape_.empty() ? 1 : shape_[0];
+}
+std::int64_t layout::offset(int rank) const { return split_ ? map_->offsets[std::size_t(rank)] : 0; }
 
 index_vec layout::lshape(int rank) const {
   index_vec s = shape_;
-  if (split_) s[*split_] = extents_[rank];
+  if (split_) s[std::size_t(*split_)] = map_->extents[std::size_t(rank)];
   return s;
 }
 
@@ -112,8 +181,8 @@ std::vector<index_vec> layout::lshape_map() const {
 box_nd layout::box_of(int rank) const {
   box_nd b{index_vec(shape_.size(), 0), shape_};
   if (split_) {
-    b.lo[*split_] = offsets_[rank];
-    b.hi[*split_] = offsets_[rank + 1];
+    b.lo[std::size_t(*split_)] = map_->offsets[std::size_t(rank)];
+    b.hi[std::size_t(*split_)] = map_->offsets[std::size_t(rank) + 1];
   }
   return b;
 }
@@ -138,16 +207,17 @@ std::vector<int> layout::owners(const box_nd& b) const {
   if (!split_ || b.empty()) return distribution::owners(b);
   const int k = *split_;
   // Slabs are sorted along the split axis: binary search the first and last owner.
-  auto first = std::upper_bound(offsets_.begin(), offsets_.end(), b.lo[k]) - offsets_.begin() - 1;
+  const auto& off = map_->offsets;
+  auto first = std::upper_bound(off.begin(), off.end(), b.lo[std::size_t(k)]) - off.begin() - 1;
   std::vector<int> r;
-  for (auto q = std::max<std::ptrdiff_t>(first, 0); q < nranks_ && offsets_[q] < b.hi[k]; ++q)
-    if (extents_[q] > 0) r.push_back(int(q));
+  for (auto q = std::max<std::ptrdiff_t>(first, 0); q < nranks_ && off[std::size_t(q)] < b.hi[std::size_t(k)]; ++q)
+    if (map_->extents[std::size_t(q)] > 0) r.push_back(int(q));
   return r;
 }
 
 bool layout::is_balanced() const {
   if (!split_) return true;
-  return extents_ == balanced_extents(shape_[*split_], nranks_);
+  return map_->balanced;
 }
 
 index_vec extents_from_map(const layout& current, const std::vector<index_vec>& target_map) {

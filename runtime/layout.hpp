@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -73,7 +74,7 @@ class layout final : public distribution {
 
   int ndim() const { return int(shape_.size()); }
   std::optional<int> split() const { return split_; }
-  const index_vec& extents() const { return extents_; }  // empty when not split
+  const index_vec& extents() const;  // per rank along the split axis; empty when not split
   std::int64_t extent(int rank) const;  // along the split axis
   std::int64_t offset(int rank) const;  // first global index along the split axis
   index_vec lshape(int rank) const;
@@ -82,15 +83,31 @@ class layout final : public distribution {
   std::int64_t numel() const;
   bool is_balanced() const;
 
+  // The same per-rank extents along axis `split` of another shape (whose extent
+  // there must equal this layout's): O(ndim), the extents are shared, not copied.
+  layout with_shape(index_vec shape, int split) const;
+  // A hash of shape, split and extents; O(ndim) (the extents' part is computed once).
+  std::uint64_t hash() const;
+
   friend bool operator==(const layout& a, const layout& b) {
-    return a.shape_ == b.shape_ && a.split_ == b.split_ && a.extents_ == b.extents_ && a.nranks_ == b.nranks_;
+    if (a.shape_ != b.shape_ || a.split_ != b.split_ || a.nranks_ != b.nranks_) return false;
+    if (a.map_ == b.map_) return true;
+    return a.map_ && b.map_ && a.map_->hash == b.map_->hash && a.map_->extents == b.map_->extents;
   }
 
  private:
+  // Per-rank extents along the split axis and their prefix sums: immutable and
+  // shared, so layouts over thousands of ranks copy and compare cheaply.
+  struct split_map {
+    index_vec extents;  // per rank
+    index_vec offsets;  // prefix sums, size nranks + 1
+    std::uint64_t hash = 0;
+    bool balanced = false;
+  };
+  static std::shared_ptr<const split_map> make_map(index_vec extents);
   index_vec shape_;
   std::optional<int> split_;
-  index_vec extents_;  // per rank, along split_
-  index_vec offsets_;  // prefix sums of extents_, size nranks+1
+  std::shared_ptr<const split_map> map_;  // null when not split
   int nranks_ = 1;
   layout() = default;
   friend layout replicated_layout(index_vec shape, int nranks);
