@@ -6,21 +6,35 @@ cd "$(dirname "$0")/.."
 build="${1:-build}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_foundation" "${2:-4096}" "${3:-7}"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 
-# Compile time of a translation unit that includes the public header and uses it
-# (quickstart), with the flags the build uses: it must never silently grow.
-cmd=$(python3 - "$build" <<'PY'
+# Compile times, with the flags the build uses, so they never silently grow:
+# a TU that uses the public header (quickstart) and one with a 20-node expression.
+compile_time() {
+  local file="$1"
+  local cmd
+  cmd=$(python3 - "$build" "$file" <<'PY'
 import json, sys
-db = json.load(open(sys.argv[1] + "/compile_commands.json"))
-for e in db:
-    if e["file"].endswith("examples/quickstart.cpp"):
-        print(e["command"].replace(" -o ", " -o /dev/null -UNUSED ").split(" -MD")[0] + " -c " + e["file"] + " -o /dev/null")
+for e in json.load(open(sys.argv[1] + "/compile_commands.json")):
+    if e["file"].endswith(sys.argv[2]):
+        parts = e["command"].split()
+        out, skip = [], False
+        for p in parts:
+            if skip: skip = False; continue
+            if p in ("-o", "-MF", "-MQ"): skip = True; continue
+            if p in ("-MD",): continue
+            out.append(p)
+        print(" ".join(out) + " -o /dev/null")
         break
 PY
 )
-if [[ -n "$cmd" ]]; then
+  [[ -n "$cmd" ]] || return 0
+  local start end
   start=$(date +%s.%N)
-  (cd "$build" && eval "$cmd" >/dev/null 2>&1) || true
+  (cd "$build" && eval "$cmd" >/dev/null 2>&1) || echo "compile of $file failed"
   end=$(date +%s.%N)
-  printf '%-44s %8.2f s\n' "compile time: examples/quickstart.cpp" "$(echo "$end - $start" | bc -l 2>/dev/null || python3 -c "print($end-$start)")"
-fi
+  python3 -c "import sys; t=$end-$start; print(f'{\"compile time: \" + sys.argv[1]:<44} {t:8.2f} s  (target <= {sys.argv[2]} s)  ' + ('ok' if t <= float(sys.argv[2]) else 'MISS'))" "$file" "$2"
+}
+compile_time examples/quickstart.cpp 15
+compile_time bench/compile_expr.cpp 15

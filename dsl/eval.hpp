@@ -3,6 +3,7 @@
 // same, and execute the steps: exchange-engine moves, fused kernels, collectives.
 #pragma once
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -220,6 +221,8 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   f.add(std::uint64_t(c.rank()));
   f.add(std::uint64_t(config().max_message_bytes));
   f.add(std::uint64_t(config().staging_bytes));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().alpha));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().beta));
   if (target) f.add(*target);
   else f.add(0x7a);
   static std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<cached_plan>, fingerprint_hash>

@@ -44,5 +44,18 @@ int main(int argc, char** argv) {
   ember::print(a);
   auto big = ember::arange<std::int64_t>(0, 100000, 1, {.split = 0});
   ember::print(big);  // summarized: only the shown corners travel
+
+  // Lazy expressions: nothing is computed until the assignment. The planner sees
+  // that x is split along rows and y along columns, moves the cheaper operand
+  // once, and fuses every elementwise operation into one pass.
+  auto x = ember::random::randn<double>({6, 4}, {.split = 0});
+  auto y = ember::random::randn<double>({6, 4}, {.split = 1});
+  auto e = x * 2.0 + ember::sin(y) - ember::mean(x, 0);
+  const auto expr_plan = ember::explain(e);
+  if (w.rank() == 0) std::cout << "\nexplain(x * 2.0 + sin(y) - mean(x, 0)):\n" << expr_plan;
+  ember::dndarray<double, 2> r = e;
+  ember::print(r);
+  const double total = ember::sum(r * r);  // fused: r * r is never stored
+  if (w.rank() == 0) std::cout << "sum(r * r) = " << total << '\n';
   return 0;
 }

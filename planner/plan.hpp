@@ -17,11 +17,12 @@
 namespace ember::planner {
 
 // Seconds per message and per byte. Defaults measured on the development machine
-// by `bench/bench_costmodel` (2 ranks, shared memory); override with
-// EMBER_ALPHA / EMBER_BETA or by assigning to cost_model().
+// by `bench/bench_costmodel` (2 ranks, OpenMPI shared memory: 0.54 us, 6 GB/s);
+// on a cluster measure there and set EMBER_ALPHA / EMBER_BETA, or assign to
+// cost_model() (identically on every rank: plans must agree).
 struct cost_params {
-  double alpha = 1.5e-6;
-  double beta = 2.0e-10;
+  double alpha = 5.4e-7;
+  double beta = 1.7e-10;
 };
 cost_params& cost_model();
 

@@ -48,9 +48,11 @@ traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std
 traffic_summary allreduce_traffic(std::int64_t bytes, std::int64_t elem, int P, bool per_rank) {
   accumulator acc{{}, per_rank};
   if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  // chunked exactly as communicator::allreduce chunks, each chunk by the model
   const std::int64_t step = std::max<std::int64_t>(1, max_msg() / elem) * elem;
-  const std::int64_t chunks = ceil_div(bytes, step);
-  for (int r = 0; r < P; ++r) acc.add(r, {bytes * (P - 1), chunks * (P - 1)});
+  traffic t;
+  for (std::int64_t off = 0; off < bytes; off += step) t += model::allreduce(std::min(step, bytes - off), P);
+  for (int r = 0; r < P; ++r) acc.add(r, t);
   return acc.s;
 }
 

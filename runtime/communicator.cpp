@@ -174,7 +174,13 @@ traffic bcast(std::int64_t bytes, int nranks, bool is_root) {
   return is_root ? traffic{bytes * (nranks - 1), nranks - 1} : traffic{};
 }
 traffic allreduce(std::int64_t bytes, int nranks) {
-  return {bytes * (nranks - 1), nranks - 1};
+  // Reduce-scatter + allgather (Rabenseifner): each rank sends 2 (P-1)/P of the
+  // data in 2 ceil(log2 P) messages; independent of P in bytes, as real MPI
+  // allreduce algorithms are for large messages.
+  if (nranks <= 1) return {};
+  std::int64_t rounds = 0;
+  while ((std::int64_t(1) << rounds) < nranks) ++rounds;
+  return {2 * bytes * (nranks - 1) / nranks, 2 * rounds};
 }
 }  // namespace model
 

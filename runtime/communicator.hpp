@@ -122,7 +122,10 @@ class environment {
 // by ember::environment or by the host code).
 const communicator& world();
 
-// Logical traffic of collectives, per rank (see `traffic`). Shared with the planner.
+// Logical traffic of collectives, per rank (see `traffic`): allgather as a ring
+// (each rank's block to every other rank), bcast as the root sending to every
+// rank, allreduce as reduce-scatter + allgather. Shared with the planner, so
+// predictions and counters agree by construction for collectives.
 namespace model {
 traffic allgather(std::int64_t my_bytes, int nranks);
 traffic bcast(std::int64_t bytes, int nranks, bool is_root);

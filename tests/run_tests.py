@@ -62,7 +62,8 @@ def main():
         for p in ranks:
             prefix = os.path.join(tmp, f"{b}.np{p}")
             env = dict(os.environ, EMBER_TEST_REPORT=prefix, OMPI_ALLOW_RUN_AS_ROOT="1",
-                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                       EMBER_CHECK_PLANS="1")  # every evaluation checks that all ranks planned alike
             cmd = ["timeout", "-k", "10", str(args.timeout), "mpirun", "-n", str(p), "--oversubscribe", exe]
             t0 = time.time()
             proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -409,11 +409,28 @@ TEST_CASE("run-time shape and axis errors name the shapes and the axis, on every
   CHECK(ember::sum(a + 1.0) == 12.0);
 }
 
-TEST_CASE("EMBER_CHECK_PLANS: ranks that planned alike pass the check", "[expr]") {
+TEST_CASE("EMBER_CHECK_PLANS: ranks that planned alike pass, ranks that diverge all throw", "[expr]") {
+  const auto& w = ember::world();
+  const char* had = std::getenv("EMBER_CHECK_PLANS");
   setenv("EMBER_CHECK_PLANS", "1", 1);
-  auto a = ember::random::randn<double>({8, 8}, {.split = 0});
-  auto b = ember::random::randn<double>({8, 8}, {.split = 1});
+  auto a = ember::random::randn<double>({16, 16}, {.split = 0});
+  auto b = ember::random::randn<double>({16, 16}, {.split = 1});
+  auto c = ember::random::randn<double>({16, 16}, {.split = 1});
   ember::dndarray<double, 2> r = a * b;
-  unsetenv("EMBER_CHECK_PLANS");
-  CHECK(r.shape()[0] == 8);
+  CHECK(r.shape()[0] == 16);
+  if (w.size() > 1) {
+    // rank 0 alone believes communication is free: it keeps a in place and moves b
+    // and c, the others move a. The check finds it before anything moves.
+    const auto saved = ember::planner::cost_model();
+    if (w.rank() == 0) ember::planner::cost_model() = {0.0, 0.0};
+    bool threw = false;
+    try {
+      ember::dndarray<double, 2> x = a + b + c;
+    } catch (const ember::error& e) {
+      threw = std::string(e.what()).find("planned differently") != std::string::npos;
+    }
+    ember::planner::cost_model() = saved;
+    CHECK(test::all_ranks(threw));
+  }
+  if (!had) unsetenv("EMBER_CHECK_PLANS");
 }
