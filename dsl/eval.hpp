@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "../planner/plan.hpp"
+#include <boost/hana/transform.hpp>
+
 #include "kernel.hpp"
 
 namespace ember {
@@ -105,6 +107,10 @@ void lower(const X& x, lower_state& st) {
   } else {
     n.kind = planner::node_kind::elementwise;
     n.op = std::string(decltype(x.op_tag())::name);
+    if constexpr (expr::is_tuple_root<X>::value) {
+      n.elem = 0;  // one buffer per part; every part's size is in its own node
+      hana::for_each(x.args, [&](const auto& a) { n.elem += std::int64_t(sizeof(typename std::remove_cvref_t<decltype(a)>::value_type)); });
+    }
     int next = id + 1;
     hana::for_each(x.args, [&](const auto& a) {
       st.g.nodes[std::size_t(id)].args.push_back(next);
@@ -203,6 +209,7 @@ struct value_slot {
   void* ptr = nullptr;
   std::shared_ptr<void> aux_hold;  // argmin/argmax: the extreme values
   void* aux = nullptr;
+  std::vector<std::shared_ptr<void>> parts;  // eval(e1, e2, ...): one buffer per result
 };
 struct cached_plan {
   planner::graph g;
@@ -293,6 +300,9 @@ class executor {
 
   // Runs the plan. `dest`: storage of an existing array to write the result into
   // (its layout is the plan's target). Returns the result's storage.
+  // eval(e1, e2, ...): the storage of each result of the last run.
+  const std::vector<std::shared_ptr<void>>& result_parts() const { return last_parts_; }
+
   std::shared_ptr<void> run(std::shared_ptr<void> dest) {
     const auto& p = cp_.p;
     vals_.clear();
@@ -322,6 +332,7 @@ class executor {
       return dest_;
     }
     auto result = r.hold;
+    last_parts_ = r.parts;
     vals_.clear();  // release temporaries now
     return result;
   }
@@ -333,6 +344,7 @@ class executor {
   std::vector<value_slot>& vals_;
   std::vector<kernel::binding>& bind_;
   std::shared_ptr<void> dest_;
+  std::vector<std::shared_ptr<void>> last_parts_;
 
   std::int64_t node_elem(int node) const { return cp_.g.nodes[std::size_t(node)].elem; }
 
@@ -401,13 +413,41 @@ class executor {
       visit_reduction(e_, 0, s.node, [&](const auto& r) { run_reduction_kernel(r, s, ctx); });
       return;
     }
-    if constexpr (!expr::is_reduction<E>::value) {
+    if constexpr (expr::is_tuple_root<E>::value) {
+      run_tuple_kernel(s, ctx);
+    } else if constexpr (!expr::is_reduction<E>::value) {
       using T = typename E::value_type;
       constexpr int MR = E::rank;
       const auto sp = space_of<MR>(*s.from, c_.rank());
       auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
       kernel::run_elementwise<MR>(kernel::make_eval<MR>(e_, 0, ctx, sp), static_cast<T*>(out.ptr), sp);
     }
+  }
+
+  void run_tuple_kernel(const planner::step& s, const kernel::context& ctx) {
+    constexpr int MR = E::rank;
+    const auto sp = space_of<MR>(*s.from, c_.rank());
+    auto& slot = vals_[std::size_t(s.output)];
+    // pre-order ids of the parts: 1, then each previous part's size further
+    constexpr auto ids = [] {
+      std::array<int, decltype(hana::size(std::declval<E>().args))::value> r{};
+      int next = 1, k = 0;
+      [&]<class... A>(hana::tuple<A...>*) { ((r[std::size_t(k++)] = next, next += A::size), ...); }(
+          static_cast<decltype(std::declval<E>().args)*>(nullptr));
+      return r;
+    }();
+    slot.parts.clear();
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      auto evs = hana::make_tuple(kernel::make_eval<MR>(hana::at_c<I>(e_.args), ids[I], ctx, sp)...);
+      (slot.parts.push_back(alloc_bytes(
+           sp.count() * std::int64_t(sizeof(typename std::remove_cvref_t<decltype(hana::at_c<I>(e_.args))>::value_type)))),
+       ...);
+      auto outs = hana::make_tuple(
+          static_cast<typename std::remove_cvref_t<decltype(hana::at_c<I>(e_.args))>::value_type*>(slot.parts[I].get())...);
+      kernel::run_elementwise_multi<MR>(evs, outs, sp);
+    }(std::make_index_sequence<ids.size()>{});
+    slot.hold = slot.parts.front();
+    slot.ptr = slot.hold.get();
   }
 
   template <class R>
@@ -574,6 +614,32 @@ template <dtype T, int N>
 dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
   if (!o.split.given) return a;
   return resplit(a, o.split.axis);
+}
+
+// Several expressions of one shape in one fused pass over their shared inputs:
+// `auto [s, d] = ember::eval(a + b, a - b);` reads a and b once.
+template <expression E1, expression E2, expression... Es>
+auto eval(const E1& e1, const E2& e2, const Es&... es) {
+  expr::tuple_root<E1, E2, Es...> t(e1, e2, es...);
+  const communicator& c = *detail::comm_of(t);
+  auto cp = detail::plan_cached(t, c, std::nullopt);
+  if (detail::env_flag("EMBER_CHECK_PLANS")) detail::check_same_plan(cp->p, c);
+  if (detail::env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  detail::executor<decltype(t)> ex(t, *cp, c);
+  ex.run(nullptr);
+  const layout& l = cp->p.values[std::size_t(cp->p.result)];
+  std::size_t i = 0;
+  return hana::unpack(t.args, [&](const auto&... a) {
+    auto one = [&](const auto& x) {
+      using X = std::remove_cvref_t<decltype(x)>;
+      using T = typename X::value_type;
+      constexpr int N = X::rank;
+      auto part = ex.result_parts()[i++];
+      return dndarray<T, N>(l.ndim() == N ? l : throw shape_error("ember::eval: a result's rank is only known at run time"),
+                            c, std::shared_ptr<T[]>(part, static_cast<T*>(part.get())));
+    };
+    return std::tuple{one(a)...};
+  });
 }
 
 // The plan of evaluating `e` on its communicator (nothing runs): printable like

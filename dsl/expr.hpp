@@ -300,3 +300,41 @@ auto astype(const A& a) {
 }
 
 }  // namespace ember
+
+namespace ember::expr {
+
+struct tuple_op {
+  static constexpr std::string_view name = "tuple";
+};
+
+// Several expressions of one shape evaluated together (ember::eval(e1, e2, ...)):
+// one fused pass computes every result, reading shared inputs once.
+template <class... E>
+struct tuple_root : node_base {
+  using value_type = typename std::tuple_element_t<0, std::tuple<E...>>::value_type;  // for bookkeeping only
+  static constexpr int rank = std::max({E::rank...});
+  static constexpr bool exact_rank = (E::exact_rank && ...);
+  static constexpr int size = 1 + (E::size + ...);
+  hana::tuple<E...> args;
+  dims shape_;
+  static tuple_op op_tag() { return {}; }
+  explicit tuple_root(E... e) : args(e...) {
+    bool first = true;
+    hana::for_each(args, [&](const auto& x) {
+      if (first) shape_ = x.shape_dims();
+      else if (x.shape_dims() != shape_)
+        throw shape_error("ember::eval: expressions evaluated together need one shape; got " +
+                          detail::shape_str(shape_) + " and " + detail::shape_str(x.shape_dims()));
+      first = false;
+    });
+  }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
+};
+
+template <class X>
+struct is_tuple_root : std::false_type {};
+template <class... E>
+struct is_tuple_root<tuple_root<E...>> : std::true_type {};
+
+}  // namespace ember::expr

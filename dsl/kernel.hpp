@@ -12,6 +12,7 @@
 
 #include <boost/hana/at.hpp>
 #include <boost/hana/for_each.hpp>
+#include <boost/hana/size.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
@@ -187,6 +188,31 @@ void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
     ev.start(it.idx.data(), sp.rank - 1);
     if (c) row<true>(ev, out + r * n, n);
     else row<false>(ev, out + r * n, n);
+  }
+}
+
+// Several expressions over one space, each into its own output, in one pass.
+template <int MR, class Evs, class Outs>
+void run_elementwise_multi(Evs evs, Outs outs, const space<MR>& sp) {
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  outer_iter<MR> it(sp);
+  const bool c = hana::unpack(evs, [](const auto&... e) { return (e.contiguous() && ...); });
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    hana::for_each(evs, [&](auto& e) { e.start(it.idx.data(), sp.rank - 1); });
+    constexpr std::size_t K = decltype(hana::size(evs))::value;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      if (c)
+        for (std::int64_t j = 0; j < n; ++j)
+          ((hana::at_c<I>(outs)[r * n + j] =
+                std::remove_pointer_t<std::remove_cvref_t<decltype(hana::at_c<I>(outs))>>(hana::at_c<I>(evs).template at<true>(j))),
+           ...);
+      else
+        for (std::int64_t j = 0; j < n; ++j)
+          ((hana::at_c<I>(outs)[r * n + j] =
+                std::remove_pointer_t<std::remove_cvref_t<decltype(hana::at_c<I>(outs))>>(hana::at_c<I>(evs).template at<false>(j))),
+           ...);
+    }(std::make_index_sequence<K>{});
   }
 }
 

@@ -434,3 +434,24 @@ TEST_CASE("EMBER_CHECK_PLANS: ranks that planned alike pass, ranks that diverge 
   }
   if (!had) unsetenv("EMBER_CHECK_PLANS");
 }
+
+TEST_CASE("eval(e1, e2, ...) computes several results in one pass, moving shared inputs once", "[expr]") {
+  const auto& w = ember::world();
+  auto a = ember::random::randn<double>({11, 6}, {.split = 0});
+  auto b = ember::random::randn<double>({11, 6}, {.split = 1});
+  auto i = ember::random::randint<std::int32_t>(-3, 3, {11, 6}, {.split = 0});
+  auto [s, d, k] = ember::eval(a + b, a * b - ember::sum(a, 0), i * 2 + (a > b));
+  const auto p = ember::explain(a + b);
+  int moves = 0;
+  for (const auto& st : ember::last_trace()) moves += st.kind == ember::planner::step_kind::resplit;
+  CHECK(moves == 1);  // b moves once for all three results
+  CHECK(test::all_ranks(trace_matches()));
+  std::string why;
+  CHECK(test::all_ranks(ref::close<double>(test::gathered(s), ref::eval(a + b).v, 0, why)));
+  CHECK(test::all_ranks(ref::close<double>(test::gathered(d), ref::eval(a * b - ember::sum(a, 0)).v, 1e-12, why)));
+  CHECK(test::all_ranks(ref::close<std::int32_t>(test::gathered(k), ref::eval(i * 2 + (a > b)).v, 0, why)));
+  static_assert(std::is_same_v<decltype(k), ember::dndarray<std::int32_t, 2>>);
+  REQUIRE_THROWS_AS(ember::eval(a + b, ember::sum(a, 0)), ember::shape_error);
+  (void)p;
+  (void)w;
+}
