@@ -125,11 +125,11 @@ struct fingerprint {
   std::uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
   std::vector<const void*> storage;
   void add(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      const std::uint64_t b = (v >> (8 * i)) & 0xff;
-      h1 = (h1 ^ b) * 0x100000001b3ull;
-      h2 = (h2 ^ (b + 0x9e)) * 0x100000001b3ull;
-    }
+    // word-wise FNV-style mixing, two independent streams
+    h1 = (h1 ^ v) * 0x100000001b3ull;
+    h1 ^= h1 >> 29;
+    h2 = (h2 ^ (v * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    h2 ^= h2 >> 31;
   }
   void add(const layout& l) {
     add(std::uint64_t(l.ndim()));
@@ -558,12 +558,14 @@ void assign_expression(dndarray<T, N>& dst, const E& e) {
   using V = typename E::value_type;
   static_assert(!E::exact_rank || E::rank == N,
                 "ember: assigning an expression to a dndarray of a different rank (expression rank != array rank)");
-  const index_vec shape = e.shape();
+  const auto& shape = e.shape_dims();
   if (int(shape.size()) != N)
     throw shape_error("ember: the expression has shape " + shape_str(shape) + " (rank " +
                       std::to_string(shape.size()) + "), assigned to a dndarray of rank " + std::to_string(N));
   if constexpr (std::is_same_v<V, T>) {
-    if (dst.valid() && dst.distribution().shape() == shape && comm_of(e)->congruent(dst.comm())) {
+    if (dst.valid() && std::equal(shape.begin(), shape.end(), dst.distribution().shape().begin(),
+                                  dst.distribution().shape().end()) &&
+        comm_of(e)->congruent(dst.comm())) {
       // into the existing storage, in the existing layout
       std::shared_ptr<void> storage(std::shared_ptr<T[]>(), dst.ldata());
       evaluate(e, dst.distribution(), storage);

@@ -133,6 +133,7 @@ struct abs {
   template <class R, class A>
   static R apply(A a) {
     if constexpr (std::is_same_v<A, bool>) return R(a);
+    else if constexpr (std::is_floating_point_v<A>) return R(std::fabs(a));  // a bit operation, no branch
     else return R(a < A(0) ? A(-a) : a);
   }
 };
