@@ -92,6 +92,9 @@ class dndarray {
   // Offset of this rank's block along the split axis (0 when not split).
   std::int64_t loffset() const { return st().lay.offset(rank()); }
   const ember::layout& distribution() const { return st().lay; }
+  // Identity of the array (shared by every copy of the handle): expressions use it
+  // to tell an array read twice from two arrays.
+  const void* identity() const { return s_.get(); }
   bool valid() const { return s_ != nullptr; }
 
   // ---- local data ----

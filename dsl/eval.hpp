@@ -63,6 +63,7 @@ struct lower_state {
   std::vector<const void*> storage;  // distinct leaf storages seen so far
   std::vector<int> storage_node;     // first leaf node of each
   std::optional<int> rebalance_for;  // plan_for: leaves laid out as balanced for P ranks
+  bool scalar_values = true;         // label scalars by value (not for cached plans: values change)
 };
 
 template <class X>
@@ -77,7 +78,8 @@ void lower(const X& x, lower_state& st) {
     n.kind = planner::node_kind::scalar;
     n.op = "scalar";
     std::ostringstream os;
-    if constexpr (std::is_same_v<typename X::value_type, bool>) os << (x.v ? "True" : "False");
+    if (!st.scalar_values) os << "scalar";
+    else if constexpr (std::is_same_v<typename X::value_type, bool>) os << (x.v ? "True" : "False");
     else os << +x.v;
     n.label = os.str();
   } else if constexpr (expr::is_reduction<X>::value) {
@@ -91,7 +93,7 @@ void lower(const X& x, lower_state& st) {
   } else if constexpr (requires { x.a; }) {
     n.kind = planner::node_kind::leaf;
     n.op = "leaf";
-    const void* p = x.a.ldata();
+    const void* p = x.a.identity();
     std::size_t k = 0;
     while (k < st.storage.size() && st.storage[k] != p) ++k;
     if (k == st.storage.size()) {
@@ -153,7 +155,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     f.add(0xa5a5);
     fingerprint_of(x.arg, f);
   } else if constexpr (requires { x.a; }) {
-    const void* p = x.a.ldata();
+    const void* p = x.a.identity();
     std::size_t k = 0;
     while (k < f.storage.size() && f.storage[k] != p) ++k;
     if (k == f.storage.size()) f.storage.push_back(p);
@@ -218,7 +220,35 @@ struct cached_plan {
   // scratch reused by every execution of this plan (no allocation per evaluation)
   std::vector<value_slot> vals;
   std::vector<kernel::binding> bind;
+  std::optional<layout> target;
 };
+
+// A cache hit is confirmed by comparing the layouts themselves (cheap: shared
+// extents compare by pointer), so a hash collision can never run a wrong plan.
+template <class X>
+bool same_leaf_layouts(const X& x, const cached_plan& cp, int id) {
+  if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    return true;
+  } else if constexpr (expr::is_reduction<X>::value) {
+    return same_leaf_layouts(x.arg, cp, id + 1);
+  } else if constexpr (requires { x.a; }) {
+    const auto& n = cp.g.nodes[std::size_t(id)];
+    return n.lay && *n.lay == x.a.distribution();
+  } else {
+    bool ok = true;
+    int next = id + 1;
+    hana::for_each(x.args, [&](const auto& a) {
+      ok = ok && same_leaf_layouts(a, cp, next);
+      next += std::remove_cvref_t<decltype(a)>::size;
+    });
+    return ok;
+  }
+}
+template <class E>
+bool same_inputs(const E& e, const cached_plan& cp, const std::optional<layout>& target) {
+  if (target.has_value() != cp.target.has_value() || (target && !(*target == *cp.target))) return false;
+  return same_leaf_layouts(e, cp, 0);
+}
 
 template <class E>
 std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, const std::optional<layout>& target) {
@@ -235,13 +265,15 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   static std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<cached_plan>, fingerprint_hash>
       cache;
   const auto key = std::make_pair(f.h1, f.h2);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (auto it = cache.find(key); it != cache.end() && same_inputs(e, *it->second, target)) return it->second;
   auto cp = std::make_shared<cached_plan>();
   lower_state st;
+  st.scalar_values = false;
   lower(e, st);
   st.g.nranks = c.size();
   cp->g = std::move(st.g);
   cp->p = planner::make_plan(cp->g, target, /*per_rank=*/c.size() <= 4096);
+  cp->target = target;
   cp->moves.resize(cp->p.steps.size());
   for (std::size_t i = 0; i < cp->p.steps.size(); ++i) {
     const auto& s = cp->p.steps[i];
@@ -250,7 +282,7 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
       cp->moves[i] = std::make_unique<exchange>(*s.from, *s.to, c.rank(), std::size_t(cp->g.nodes[std::size_t(s.node)].elem));
   }
   if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
-  cache.emplace(key, cp);
+  cache[key] = cp;
   return cp;
 }
 
@@ -486,7 +518,8 @@ class executor {
       }
       kernel::run_reduction<Op, MR>(ev, o, static_cast<T*>(comp.get()), sp, red);
       if constexpr (Op::compensated && std::is_floating_point_v<T>)
-        for (std::int64_t i = 0; i < nout; ++i) o[i] += static_cast<T*>(comp.get())[i];
+        for (std::int64_t i = 0; i < nout; ++i)
+          if (std::isfinite(o[i])) o[i] += static_cast<T*>(comp.get())[i];
     }
   }
 

@@ -129,6 +129,9 @@ struct reduction : node_base {
       axes.push_back(y);
     }
     std::sort(axes.begin(), axes.end());
+    if (op::is_arg_reduction_v<Op> && axes.size() > 1 && int(axes.size()) != n)
+      throw axis_error("ember::" + std::string(Op::name) + ": takes one axis or all of them, not " +
+                       detail::shape_str(axes) + " of shape " + detail::shape_str(s));
     for (int d = 0; d < n; ++d) {
       const bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
       if (red && s[std::size_t(d)] == 0 && (op::is_arg_reduction_v<Op> || std::is_same_v<Op, op::min> || std::is_same_v<Op, op::max>))
@@ -228,6 +231,20 @@ EMBER_OPERATOR(<=, le)
 EMBER_OPERATOR(>, gt)
 EMBER_OPERATOR(>=, ge)
 #undef EMBER_OPERATOR
+
+// Anything else next to an array is a compile error that says so.
+#define EMBER_REJECT(SYM)                                                                                 \
+  template <class A, class B>                                                                             \
+    requires((array_like<A> && !operand<B>) || (array_like<B> && !operand<A>))                            \
+  void operator SYM(const A&, const B&) {                                                                 \
+    static_assert(sizeof(A) == 0,                                                                         \
+                  "ember: an operand must be a dndarray, an ember expression or an arithmetic scalar");  \
+  }
+EMBER_REJECT(+)
+EMBER_REJECT(-)
+EMBER_REJECT(*)
+EMBER_REJECT(/)
+#undef EMBER_REJECT
 
 template <array_like A>
 auto operator-(const A& a) {

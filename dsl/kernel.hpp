@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -236,8 +237,11 @@ template <class A>
 inline void compensated_add(A& s, A& c, A x) {
   const A t = s + x;
   if constexpr (std::is_floating_point_v<A>) {
-    const A big = (s >= 0 ? s : -s) >= (x >= 0 ? x : -x);
-    c += big ? (s - t) + x : (x - t) + s;
+    // an infinite or overflowing sum has no low part to keep (it would be NaN)
+    if (std::isfinite(t)) {
+      const A big = (s >= 0 ? s : -s) >= (x >= 0 ? x : -x);
+      c += big ? (s - t) + x : (x - t) + s;
+    }
   }
   s = t;
 }

@@ -332,7 +332,7 @@ class planner_impl {
         if (!(p.values[std::size_t(v)] == need)) {
           auto key = std::make_pair(leaf_key(b), layout_hash(need));
           auto it = moved_leaf_.find(key);
-          if (it != moved_leaf_.end()) v = it->second;
+          if (it != moved_leaf_.end() && p.values[std::size_t(it->second)] == need) v = it->second;  // moved once
           else v = moved_leaf_[key] = emit_move(p, b, v, need);
         }
       } else {
@@ -419,7 +419,13 @@ std::string json_escape(const std::string& s) {
 
 }  // namespace
 
+namespace {
+std::int64_t plan_count = 0;
+}
+std::int64_t plans_made() { return plan_count; }
+
 plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank) {
+  ++plan_count;
   planner_impl impl(g, per_rank);
   return impl.run(target);
 }

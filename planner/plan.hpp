@@ -71,6 +71,9 @@ std::ostream& operator<<(std::ostream& os, const plan& p);
 // (assignment into an existing array, eval with a split), or the planner's choice.
 // `per_rank`: keep every rank's predicted traffic in the steps.
 plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank = false);
+// How many plans this process has made (the dsl caches them: a loop re-evaluating
+// one expression plans once).
+std::int64_t plans_made();
 
 // The layout an input of shape `s` must have for a group iterating over `iter`
 // (NumPy broadcasting: shapes align on the right; a broadcast axis is replicated).

@@ -39,6 +39,31 @@ MPI_Op mpi_op(reduce_op op) {
   return MPI_SUM;
 }
 
+namespace {
+template <class T, bool Max>
+void nan_minmax(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    const T x = a[i], y = b[i];
+    if (x != x) b[i] = x;
+    else if (y == y) b[i] = Max ? (x > y ? x : y) : (x < y ? x : y);
+  }
+}
+}  // namespace
+
+MPI_Op nan_propagating_op(reduce_op op, bool is_double) {
+  // created once, on first use (after MPI_Init); MPI_Finalize reclaims them
+  static MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
+  const int t = is_double ? 1 : 0, m = op == reduce_op::max ? 1 : 0;
+  if (ops[t][m] == MPI_OP_NULL) {
+    MPI_User_function* fn = is_double ? (m ? &nan_minmax<double, true> : &nan_minmax<double, false>)
+                                      : (m ? &nan_minmax<float, true> : &nan_minmax<float, false>);
+    check_mpi(MPI_Op_create(fn, 1, &ops[t][m]), "MPI_Op_create");
+  }
+  return ops[t][m];
+}
+
 std::int64_t chunk_elems(std::size_t elem_size) {
   const std::int64_t limit = std::min<std::int64_t>(config().max_message_bytes, INT_MAX);
   return std::max<std::int64_t>(1, limit / std::int64_t(elem_size));

@@ -154,6 +154,14 @@ template <class T> MPI_Datatype mpi_type() {
   else static_assert(sizeof(T) == 0, "ember: no MPI datatype for this element type");
 }
 MPI_Op mpi_op(reduce_op op);
+// min/max that propagate NaN (MPI's MPI_MIN/MPI_MAX drop it), for float/double.
+MPI_Op nan_propagating_op(reduce_op op, bool is_double);
+template <class T>
+MPI_Op mpi_op_for(reduce_op op) {
+  if constexpr (std::is_floating_point_v<T> && (std::is_same_v<T, float> || std::is_same_v<T, double>))
+    if (op == reduce_op::min || op == reduce_op::max) return nan_propagating_op(op, std::is_same_v<T, double>);
+  return mpi_op(op);
+}
 std::int64_t chunk_elems(std::size_t elem_size);
 }  // namespace detail
 
@@ -173,7 +181,7 @@ void communicator::allreduce(T* inout, std::int64_t n, reduce_op op) const {
   const std::int64_t step = detail::chunk_elems(sizeof(T));
   for (std::int64_t off = 0; off < n; off += step) {
     const std::int64_t c = std::min(step, n - off);
-    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, inout + off, int(c), detail::mpi_type<T>(), detail::mpi_op(op), native()),
+    detail::check_mpi(MPI_Allreduce(MPI_IN_PLACE, inout + off, int(c), detail::mpi_type<T>(), detail::mpi_op_for<T>(op), native()),
                       "MPI_Allreduce");
     count(model::allreduce(c * std::int64_t(sizeof(T)), size_));
   }

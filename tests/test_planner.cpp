@@ -2,6 +2,8 @@
 // exchange engine rank by rank, and the planner makes the decisions the design
 // asks for (which operand moves, realign, broadcasting reductions, fixed roots).
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "common.hpp"
@@ -147,4 +149,46 @@ TEST_CASE("plans print, export as JSON and DOT, and plan 65536 ranks quickly", "
   const std::string dot = p.to_dot();
   CHECK(dot.rfind("digraph ember_plan {", 0) == 0);
   CHECK(dot.find("->") != std::string::npos);
+}
+
+TEST_CASE("re-evaluating an expression in a loop plans once", "[planner]") {
+  auto a = ember::random::randn<double>({40, 8}, {.split = 0});
+  auto b = ember::random::randn<double>({40, 8}, {.split = 1});
+  ember::dndarray<double, 2> r = a * b + 1.0;  // planned with a free result layout
+  r = a * b + 1.0;                              // planned into r's layout
+  const auto before = ember::planner::plans_made();
+  for (int i = 0; i < 5; ++i) r = a * b + 1.0;
+  CHECK(ember::planner::plans_made() == before);
+  auto m = a.lshape_map();  // new metadata: a new plan
+  if (a.comm().size() > 1) {
+    m[0][0] += 1;
+    m[1][0] -= 1;
+    if (m[1][0] >= 0) {
+      a.redistribute_(m);
+      r = a * b + 1.0;
+      CHECK(ember::planner::plans_made() == before + 1);
+    }
+  }
+}
+
+TEST_CASE("reductions keep IEEE semantics across ranks: inf sums, NaN extremes", "[planner][reduce]") {
+  // (in this lighter binary: the expression tests take minutes to compile)
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  auto a = ember::array(std::vector<double>{1, inf, 2, 3}, {.split = 0});
+  CHECK(ember::sum(a) == inf);
+  auto b = ember::array(std::vector<double>{0, 1, 2, 3, 4, 5, 6, nan}, {.split = 0});
+  CHECK(std::isnan(ember::max(b)));
+  CHECK(std::isnan(ember::min(b)));
+  auto c = ember::array(std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7}, {.split = 0});
+  CHECK(ember::max(c) == 7);
+  CHECK(ember::min(c) == 0);
+  auto m = ember::array(std::vector<double>{1, 2, 3, -inf, 5, 6}, {2, 3}, {.split = 0});
+  ember::dndarray<double, 1> s = ember::sum(m, 0);
+  auto g = test::gathered(s);
+  CHECK(g[0] == -inf);
+  CHECK(g[1] == 7);
+  CHECK(g[2] == 9);
+  CHECK(ember::argmax(m) == 5);  // all axes: the flat index
+  auto three = ember::zeros<double>({2, 3, 4}, {.split = 0});
+  REQUIRE_THROWS_AS(ember::argmax(three, {0, 2}), ember::axis_error);
 }
