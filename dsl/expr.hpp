@@ -91,7 +91,7 @@ struct elementwise : node_base {
   hana::tuple<A...> args;
   dims shape_;
   static Op op_tag() { return {}; }
-  explicit elementwise(A... a) : args(a...) {
+  explicit elementwise(A... a) : args(std::move(a)...) {
     shape_ = hana::fold_left(args, dims{}, [](dims s, const auto& x) {
       return broadcast_shapes(s, x.shape_dims(), Op::name);
     });
@@ -169,10 +169,14 @@ concept operand = array_like<X> || scalar_like<X>;
 
 namespace expr {
 
+// The node of an operand, by value: lvalues are copied, temporaries (the
+// subexpressions of a bigger expression) are moved, so building an expression
+// of n nodes copies each array handle once, not n times.
 template <class X>
-auto as_node(const X& x) {
-  if constexpr (is_dndarray<X>::value) return leaf<typename X::value_type, X::rank_v>{{}, x};
-  else return x;
+auto as_node(X&& x) {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (is_dndarray<D>::value) return leaf<typename D::value_type, D::rank_v>{{}, std::forward<X>(x)};
+  else return D(std::forward<X>(x));
 }
 template <class X>
 using node_t = decltype(as_node(std::declval<X>()));
@@ -181,27 +185,27 @@ using node_t = decltype(as_node(std::declval<X>()));
 // for Python scalars): float32 * 2.0 stays float32.
 template <class S, class Other>
 auto as_scalar(S s) {
-  using T = op::weak_scalar_t<S, typename node_t<Other>::value_type>;
+  using T = op::weak_scalar_t<std::remove_cvref_t<S>, typename node_t<Other>::value_type>;
   return scalar<T>{{}, T(s)};
 }
 
 template <class Op, class A, class B>
-auto binary(const A& a, const B& b) {
+auto binary(A&& a, B&& b) {
   static_assert(array_like<A> || array_like<B>, "ember: an expression needs at least one array operand");
   if constexpr (scalar_like<A>) {
-    auto sa = as_scalar<A, B>(a);
-    return elementwise<Op, decltype(sa), node_t<B>>(sa, as_node(b));
+    auto sa = as_scalar<std::remove_cvref_t<A>, B>(a);
+    return elementwise<Op, decltype(sa), node_t<B>>(sa, as_node(std::forward<B>(b)));
   } else if constexpr (scalar_like<B>) {
-    auto sb = as_scalar<B, A>(b);
-    return elementwise<Op, node_t<A>, decltype(sb)>(as_node(a), sb);
+    auto sb = as_scalar<std::remove_cvref_t<B>, A>(b);
+    return elementwise<Op, node_t<A>, decltype(sb)>(as_node(std::forward<A>(a)), sb);
   } else {
-    return elementwise<Op, node_t<A>, node_t<B>>(as_node(a), as_node(b));
+    return elementwise<Op, node_t<A>, node_t<B>>(as_node(std::forward<A>(a)), as_node(std::forward<B>(b)));
   }
 }
 
 template <class Op, class A>
-auto unary(const A& a) {
-  return elementwise<Op, node_t<A>>(as_node(a));
+auto unary(A&& a) {
+  return elementwise<Op, node_t<A>>(as_node(std::forward<A>(a)));
 }
 
 // A scalar in a ternary op takes the type of the array operand `Ref`.
@@ -217,8 +221,8 @@ auto operand_node(const X& x) {
 #define EMBER_OPERATOR(SYM, OP)                                                  \
   template <operand A, operand B>                                                \
     requires(array_like<A> || array_like<B>)                                     \
-  auto operator SYM(const A& a, const B& b) {                                    \
-    return expr::binary<op::OP>(a, b);                                           \
+  auto operator SYM(A&& a, B&& b) {                                              \
+    return expr::binary<op::OP>(std::forward<A>(a), std::forward<B>(b));         \
   }
 EMBER_OPERATOR(+, add)
 EMBER_OPERATOR(-, sub)
@@ -247,17 +251,17 @@ EMBER_REJECT(/)
 #undef EMBER_REJECT
 
 template <array_like A>
-auto operator-(const A& a) {
+auto operator-(A&& a) {
   static_assert(!std::is_same_v<typename expr::node_t<A>::value_type, bool>,
                 "ember: unary minus on a bool array is not supported (NumPy refuses it too); use logical not");
-  return expr::unary<op::neg>(a);
+  return expr::unary<op::neg>(std::forward<A>(a));
 }
 
 // ---- elementwise functions ----
-#define EMBER_UNARY_FN(NAME)        \
-  template <array_like A>           \
-  auto NAME(const A& a) {           \
-    return expr::unary<op::NAME>(a); \
+#define EMBER_UNARY_FN(NAME)                          \
+  template <array_like A>                             \
+  auto NAME(A&& a) {                                  \
+    return expr::unary<op::NAME>(std::forward<A>(a)); \
   }
 EMBER_UNARY_FN(exp)
 EMBER_UNARY_FN(log)
