@@ -618,19 +618,6 @@ inline const std::vector<step_trace>& last_trace() { return detail::trace_store(
 
 // Evaluates an expression into a new array (one fused pass per group, planned
 // communication). `{.split = k}` / `{.split = ember::none}` fixes its layout.
-template <expression E>
-auto eval(const E& e, const eval_options& o = {}) {
-  using T = typename E::value_type;
-  constexpr int N = E::rank;
-  const communicator& c = *detail::comm_of(e);
-  const index_vec shape = e.shape();
-  if (int(shape.size()) != N)
-    throw shape_error("ember::eval: the expression's result has rank " + std::to_string(shape.size()) +
-                      " but its static rank is " + std::to_string(N) +
-                      "; assign it to a dndarray of the runtime rank instead");
-  auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
-  return dndarray<T, N>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
-}
 // The same with the result's rank given, for expressions whose rank is known only
 // at run time (reductions with keepdims options or several axes).
 template <int M, expression E>
@@ -639,10 +626,18 @@ auto eval(const E& e, const eval_options& o = {}) {
   const communicator& c = *detail::comm_of(e);
   const index_vec shape = e.shape();
   if (int(shape.size()) != M)
-    throw shape_error("ember::eval<" + std::to_string(M) + ">: the expression's result has shape " +
-                      detail::shape_str(shape) + " (rank " + std::to_string(shape.size()) + ")");
+    throw shape_error("ember::eval: the expression's result has shape " + detail::shape_str(shape) + " (rank " +
+                      std::to_string(shape.size()) + "), not rank " + std::to_string(M) +
+                      "; its rank is known only at run time: use ember::eval<rank>(e) or assign it to a dndarray");
   auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
   return dndarray<T, M>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+}
+
+// Evaluates an expression into a new array (one fused pass per group, planned
+// communication). `{.split = k}` / `{.split = ember::none}` fixes its layout.
+template <expression E>
+auto eval(const E& e, const eval_options& o = {}) {
+  return eval<E::rank>(e, o);
 }
 
 template <dtype T, int N>
