@@ -9,6 +9,7 @@
 
 #include "../runtime/format.hpp"
 #include "dndarray.hpp"
+#include "eval.hpp"
 
 namespace ember {
 
@@ -113,6 +114,20 @@ std::string to_string(const dndarray<T, N>& a) {
   s.resize(std::size_t(n));
   a.comm().bcast(s.data(), n, 0);
   return s;
+}
+
+// Printing an expression evaluates it (an evaluation point), then prints.
+template <expression E>
+std::ostream& operator<<(std::ostream& os, const E& e) {
+  return os << eval<E::rank>(e);
+}
+template <expression E>
+void print(const E& e) {
+  print(eval<E::rank>(e));
+}
+template <expression E>
+std::string to_string(const E& e) {
+  return to_string(eval<E::rank>(e));
 }
 
 }  // namespace ember

@@ -192,3 +192,8 @@ TEST_CASE("reductions keep IEEE semantics across ranks: inf sums, NaN extremes",
   auto three = ember::zeros<double>({2, 3, 4}, {.split = 0});
   REQUIRE_THROWS_AS(ember::argmax(three, {0, 2}), ember::axis_error);
 }
+
+TEST_CASE("printing an expression evaluates it", "[planner][print]") {
+  auto a = ember::arange<std::int64_t>(0, 4, 1, {.split = 0});
+  CHECK(ember::to_string(a * 2 + 1) == "DNDarray([1, 3, 5, 7], dtype=ember.int64, device=cpu, split=0)");
+}
