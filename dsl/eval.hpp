@@ -296,6 +296,15 @@ inline void check_same_plan(const planner::plan& p, const communicator& c) {
                 "); replicated metadata diverged");
 }
 
+// The plan an evaluation runs: cached, checked across ranks and printed on request.
+template <class E>
+std::shared_ptr<cached_plan> planned(const E& e, const communicator& c, const std::optional<layout>& target) {
+  auto cp = plan_cached(e, c, target);
+  if (env_flag("EMBER_CHECK_PLANS")) check_same_plan(cp->p, c);
+  if (env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  return cp;
+}
+
 // ---- execution ----
 
 inline std::shared_ptr<void> alloc_bytes(std::int64_t n) { return allocate<unsigned char>(std::max<std::int64_t>(n, 1)); }
@@ -578,9 +587,7 @@ template <class E>
 std::pair<layout, std::shared_ptr<void>> evaluate(const E& e, const std::optional<layout>& target,
                                                   std::shared_ptr<void> dest) {
   const communicator& c = *comm_of(e);
-  auto cp = plan_cached(e, c, target);
-  if (env_flag("EMBER_CHECK_PLANS")) check_same_plan(cp->p, c);
-  if (env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  auto cp = planned(e, c, target);
   executor<E> ex(e, *cp, c);
   auto storage = ex.run(std::move(dest));
   return {cp->p.values[std::size_t(cp->p.result)], std::move(storage)};
@@ -652,9 +659,7 @@ template <expression E1, expression E2, expression... Es>
 auto eval(const E1& e1, const E2& e2, const Es&... es) {
   expr::tuple_root<E1, E2, Es...> t(e1, e2, es...);
   const communicator& c = *detail::comm_of(t);
-  auto cp = detail::plan_cached(t, c, std::nullopt);
-  if (detail::env_flag("EMBER_CHECK_PLANS")) detail::check_same_plan(cp->p, c);
-  if (detail::env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  auto cp = detail::planned(t, c, std::nullopt);
   detail::executor<decltype(t)> ex(t, *cp, c);
   ex.run(nullptr);
   const layout& l = cp->p.values[std::size_t(cp->p.result)];

@@ -46,12 +46,19 @@ dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory
   return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c);
 }
 
+// Calls f(local pointer, count, first global linear index) for each run of the
+// local block that is contiguous in the global row-major order.
+template <dtype T, int N, class F>
+void fill_runs(dndarray<T, N>& a, F&& f) {
+  T* p = a.ldata();
+  for_each_global_run(a.distribution(), a.comm().rank(),
+                      [&](std::int64_t lo, std::int64_t g, std::int64_t n) { f(p + lo, n, g); });
+}
 // Fills each local element with f(global linear index).
 template <dtype T, int N, class F>
 void fill_by_index(dndarray<T, N>& a, F&& f) {
-  T* p = a.ldata();
-  for_each_global_run(a.distribution(), a.comm().rank(), [&](std::int64_t lo, std::int64_t g, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) p[lo + i] = f(g + i);
+  fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) {
+    for (std::int64_t i = 0; i < n; ++i) p[i] = f(g + i);
   });
 }
 

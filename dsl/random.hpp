@@ -21,12 +21,6 @@ inline rng::stream next_stream() {
   ++state().call;
   return s;
 }
-template <class T, int N, class Fill>
-void fill(dndarray<T, N>& a, Fill&& f) {
-  T* p = a.ldata();
-  for_each_global_run(a.distribution(), a.comm().rank(),
-                      [&](std::int64_t lo, std::int64_t g, std::int64_t n) { f(p + lo, n, g); });
-}
 }  // namespace detail
 
 // Resets the generator: after seed(s), the k-th random array is a function of s, k
@@ -40,7 +34,7 @@ template <class T = double, std::size_t N>
 dndarray<T, int(N)> normal(double mean, double stddev, const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
   auto a = ember::empty<T>(shape, o);
   const auto s = detail::next_stream();
-  detail::fill(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_normal(p, n, s, g, T(mean), T(stddev)); });
+  ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_normal(p, n, s, g, T(mean), T(stddev)); });
   return a;
 }
 template <class T = double, std::size_t N>
@@ -53,7 +47,7 @@ template <class T = double, std::size_t N>
 dndarray<T, int(N)> uniform(double low, double high, const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
   auto a = ember::empty<T>(shape, o);
   const auto s = detail::next_stream();
-  detail::fill(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_uniform(p, n, s, g, T(low), T(high)); });
+  ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_uniform(p, n, s, g, T(low), T(high)); });
   return a;
 }
 // Uniform on [0, 1).
@@ -72,7 +66,7 @@ dndarray<T, int(N)> randint(std::int64_t low, std::int64_t high, const std::arra
                       std::to_string(high) + ")");
   auto a = ember::empty<T>(shape, o);
   const auto s = detail::next_stream();
-  detail::fill(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_randint(p, n, s, g, low, high); });
+  ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_randint(p, n, s, g, low, high); });
   return a;
 }
 

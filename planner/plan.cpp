@@ -346,7 +346,8 @@ class planner_impl {
     k.text = G.is_reduce ? node(G.root).op + "(" + text(G.region) + ", axes=" + detail::shape_str(node(G.root).axes) +
                                (node(G.root).keepdims ? ", keepdims" : "") + ")"
                          : text(G.root);
-    k.traffic = move_traffic(c.iter, c.iter, 1, per_rank_);  // a kernel sends nothing
+    k.traffic = {};  // a kernel sends nothing
+    if (per_rank_) k.traffic.per_rank.assign(std::size_t(g_.nranks), {});
     k.output = new_value(p, G.root, c.out);
     const int out = k.output;
     p.steps.push_back(std::move(k));
