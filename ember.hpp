@@ -9,6 +9,7 @@
 #include "runtime/exchange.hpp"
 #include "runtime/layout.hpp"
 #include "runtime/memory.hpp"
+#include "runtime/scalapack.hpp"
 #include "planner/plan.hpp"
 #include "dsl/dtype.hpp"
 #include "dsl/dndarray.hpp"
@@ -18,3 +19,4 @@
 #include "dsl/eval.hpp"
 #include "dsl/reductions.hpp"
 #include "dsl/print.hpp"
+#include "linalg/linalg.hpp"

@@ -1,0 +1,6 @@
+// ember::linalg: distributed dense linear algebra over dndarrays. Tall-skinny
+// problems use communication-avoiding algorithms (TSQR and what builds on it);
+// everything else goes to ScaLAPACK through the exchange engine (bridge.hpp).
+#pragma once
+
+#include "bridge.hpp"

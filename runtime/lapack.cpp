@@ -1,0 +1,139 @@
+#include "lapack.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+
+extern "C" {
+#define EMBER_DECL(p, T)                                                                                           \
+  void p##gemm_(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,       \
+                const T*, const int*, const T*, T*, const int*);                                                    \
+  void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);                                 \
+  void p##orgqr_(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*);              \
+  void p##ormqr_(const char*, const char*, const int*, const int*, const int*, const T*, const int*, const T*, T*,  \
+                 const int*, T*, const int*, int*);                                                                \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, T*, T*, const int*, T*, const int*, T*,       \
+                 const int*, int*, int*);                                                                           \
+  void p##syevd_(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, int*, const int*, int*); \
+  void p##potrf_(const char*, const int*, T*, const int*, int*);                                                    \
+  void p##gesv_(const int*, const int*, T*, const int*, int*, T*, const int*, int*);
+EMBER_DECL(d, double)
+EMBER_DECL(s, float)
+#undef EMBER_DECL
+}
+
+namespace ember::lapack {
+namespace {
+int to_int(std::int64_t v, const char* routine) {
+  if (v > INT_MAX)
+    throw value_error(std::string("ember::lapack: ") + routine + ": dimension " + std::to_string(v) +
+                      " exceeds the 32-bit LAPACK interface");
+  return int(v);
+}
+void check_info(int info, const char* routine) {
+  if (info < 0)
+    throw value_error(std::string("ember::lapack: ") + routine + ": argument " + std::to_string(-info) +
+                      " had an illegal value");
+  if (info > 0) throw value_error(std::string("ember::lapack: ") + routine + " failed (info " + std::to_string(info) + ")");
+}
+template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
+}  // namespace
+
+#define EMBER_IMPL(p, T)                                                                                           \
+  template <>                                                                                                      \
+  void gemm<T>(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,             \
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {                  \
+    if (m == 0 || n == 0) return;                                                                                  \
+    const char ca = ta ? 'T' : 'N', cb = tb ? 'T' : 'N';                                                            \
+    const int M = to_int(m, #p "gemm"), N = to_int(n, #p "gemm"), K = to_int(k, #p "gemm");                       \
+    const int la = to_int(std::max<std::int64_t>(lda, 1), #p "gemm"), lb = to_int(std::max<std::int64_t>(ldb, 1), #p "gemm"), \
+              lc = to_int(std::max<std::int64_t>(ldc, 1), #p "gemm");                                             \
+    p##gemm_(&ca, &cb, &M, &N, &K, &alpha, a, &la, b, &lb, &beta, c, &lc);                                         \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void geqrf<T>(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau) {                                 \
+    int M = to_int(m, #p "geqrf"), N = to_int(n, #p "geqrf"), L = int(std::max<std::int64_t>(lda, 1)), info = 0;   \
+    int lw = -1;                                                                                                   \
+    T q{};                                                                                                         \
+    p##geqrf_(&M, &N, a, &L, tau, &q, &lw, &info);                                                                 \
+    lw = work_size(q);                                                                                             \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                             \
+    p##geqrf_(&M, &N, a, &L, tau, w.data(), &lw, &info);                                                           \
+    check_info(info, #p "geqrf");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void orgqr<T>(std::int64_t m, std::int64_t n, std::int64_t k, T* a, std::int64_t lda, const T* tau) {           \
+    int M = to_int(m, #p "orgqr"), N = to_int(n, #p "orgqr"), K = int(k), L = int(std::max<std::int64_t>(lda, 1)); \
+    int info = 0, lw = -1;                                                                                         \
+    T q{};                                                                                                         \
+    p##orgqr_(&M, &N, &K, a, &L, tau, &q, &lw, &info);                                                             \
+    lw = work_size(q);                                                                                             \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                             \
+    p##orgqr_(&M, &N, &K, a, &L, tau, w.data(), &lw, &info);                                                       \
+    check_info(info, #p "orgqr");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void ormqr<T>(char side, char trans, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,                \
+                std::int64_t lda, const T* tau, T* c, std::int64_t ldc) {                                         \
+    int M = to_int(m, #p "ormqr"), N = to_int(n, #p "ormqr"), K = int(k), LA = int(std::max<std::int64_t>(lda, 1)); \
+    int LC = int(std::max<std::int64_t>(ldc, 1)), info = 0, lw = -1;                                               \
+    T q{};                                                                                                         \
+    p##ormqr_(&side, &trans, &M, &N, &K, a, &LA, tau, c, &LC, &q, &lw, &info);                                     \
+    lw = work_size(q);                                                                                             \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                             \
+    p##ormqr_(&side, &trans, &M, &N, &K, a, &LA, tau, c, &LC, w.data(), &lw, &info);                               \
+    check_info(info, #p "ormqr");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* s, T* u, std::int64_t ldu,  \
+                T* vt, std::int64_t ldvt) {                                                                        \
+    int M = to_int(m, #p "gesdd"), N = to_int(n, #p "gesdd"), L = int(std::max<std::int64_t>(lda, 1));             \
+    int LU = int(std::max<std::int64_t>(ldu, 1)), LVT = int(std::max<std::int64_t>(ldvt, 1)), info = 0, lw = -1;   \
+    std::vector<int> iw(std::size_t(8 * std::max(1, std::min(M, N))));                                             \
+    T q{};                                                                                                         \
+    p##gesdd_(&jobz, &M, &N, a, &L, s, u, &LU, vt, &LVT, &q, &lw, iw.data(), &info);                               \
+    lw = work_size(q);                                                                                             \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                             \
+    p##gesdd_(&jobz, &M, &N, a, &L, s, u, &LU, vt, &LVT, w.data(), &lw, iw.data(), &info);                         \
+    check_info(info, #p "gesdd");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void syevd<T>(char jobz, char uplo, std::int64_t n, T* a, std::int64_t lda, T* w) {                             \
+    int N = to_int(n, #p "syevd"), L = int(std::max<std::int64_t>(lda, 1)), info = 0, lw = -1, liw = -1, iq = 0;   \
+    T q{};                                                                                                         \
+    p##syevd_(&jobz, &uplo, &N, a, &L, w, &q, &lw, &iq, &liw, &info);                                              \
+    lw = work_size(q);                                                                                             \
+    liw = std::max(iq, 1);                                                                                         \
+    std::vector<T> wk(static_cast<std::size_t>(lw));                                                                            \
+    std::vector<int> iw(static_cast<std::size_t>(liw));                                                                         \
+    p##syevd_(&jobz, &uplo, &N, a, &L, w, wk.data(), &lw, iw.data(), &liw, &info);                                 \
+    check_info(info, #p "syevd");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void potrf<T>(char uplo, std::int64_t n, T* a, std::int64_t lda) {                                              \
+    int N = to_int(n, #p "potrf"), L = int(std::max<std::int64_t>(lda, 1)), info = 0;                              \
+    p##potrf_(&uplo, &N, a, &L, &info);                                                                            \
+    if (info > 0)                                                                                                  \
+      throw value_error("ember::linalg::cholesky: the matrix is not positive definite (leading minor of order " +  \
+                        std::to_string(info) + ")");                                                               \
+    check_info(info, #p "potrf");                                                                                  \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void gesv<T>(std::int64_t n, std::int64_t nrhs, T* a, std::int64_t lda, T* b, std::int64_t ldb) {               \
+    int N = to_int(n, #p "gesv"), R = to_int(nrhs, #p "gesv"), LA = int(std::max<std::int64_t>(lda, 1));           \
+    int LB = int(std::max<std::int64_t>(ldb, 1)), info = 0;                                                        \
+    std::vector<int> ipiv(std::size_t(std::max(N, 1)));                                                            \
+    p##gesv_(&N, &R, a, &LA, ipiv.data(), b, &LB, &info);                                                          \
+    if (info > 0)                                                                                                  \
+      throw value_error("ember::linalg::solve: the matrix is singular (U(" + std::to_string(info) + ", " +        \
+                        std::to_string(info) + ") is exactly zero)");                                              \
+    check_info(info, #p "gesv");                                                                                   \
+  }
+EMBER_IMPL(d, double)
+EMBER_IMPL(s, float)
+#undef EMBER_IMPL
+
+}  // namespace ember::lapack
