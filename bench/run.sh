@@ -8,6 +8,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_foundation" "${2:-4096}" "${3:-7}"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
 
 # Compile times, with the flags the build uses, so they never silently grow:
 # a TU that uses the public header (quickstart) and one with a 20-node expression.

@@ -3,4 +3,10 @@
 // everything else goes to ScaLAPACK through the exchange engine (bridge.hpp).
 #pragma once
 
+#include "types.hpp"
 #include "bridge.hpp"
+#include "qr.hpp"
+#include "svd.hpp"
+#include "solvers.hpp"
+#include "hsvd.hpp"
+#include "rsvd.hpp"

@@ -14,8 +14,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg"]
-SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"])]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul"]
+SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
+           ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"])]
 
 
 def parse_reports(prefix, nranks):
