@@ -18,5 +18,6 @@
 #include "dsl/expr.hpp"
 #include "dsl/eval.hpp"
 #include "dsl/reductions.hpp"
+#include "dsl/matmul.hpp"
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"

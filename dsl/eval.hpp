@@ -19,6 +19,7 @@
 #include "../planner/plan.hpp"
 #include <boost/hana/transform.hpp>
 
+#include "../runtime/matmul.hpp"
 #include "kernel.hpp"
 
 namespace ember {
@@ -108,6 +109,11 @@ void lower(const X& x, lower_state& st) {
       n.lay = x.a.distribution();
   } else {
     n.kind = planner::node_kind::elementwise;
+    if constexpr (expr::is_op_node<X>::value) {
+      n.kind = std::is_same_v<decltype(x.op_tag()), expr::matmul_op> ? planner::node_kind::matmul
+                                                                      : planner::node_kind::transpose;
+      if constexpr (requires { x.outer; }) n.outer = x.outer;
+    }
     n.op = std::string(decltype(x.op_tag())::name);
     if constexpr (expr::is_tuple_root<X>::value) {
       n.elem = 0;  // one buffer per part; every part's size is in its own node
@@ -162,6 +168,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     f.add(k);
     f.add(x.a.distribution());
   } else {
+    if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
     hana::for_each(x.args, [&](const auto& a) { fingerprint_of(a, f); });
   }
@@ -200,6 +207,51 @@ void visit_reduction(const X& x, int id, int target, F&& f) {
     hana::for_each(x.args, [&](const auto& a) {
       constexpr int sz = std::remove_cvref_t<decltype(a)>::size;
       if (target >= next && target < next + sz) visit_reduction(a, next, target, f);
+      next += sz;
+    });
+  }
+}
+
+// Calls f(node) for the matmul/transpose node with pre-order id `target`.
+template <class X, class F>
+void visit_op(const X& x, int id, int target, F&& f) {
+  if constexpr (expr::is_op_node<X>::value) {
+    if (id == target) {
+      f(x);
+      return;
+    }
+  }
+  if constexpr (expr::is_reduction<X>::value) {
+    visit_op(x.arg, id + 1, target, f);
+  } else if constexpr (requires { x.args; }) {
+    int next = id + 1;
+    hana::for_each(x.args, [&](const auto& a) {
+      constexpr int sz = std::remove_cvref_t<decltype(a)>::size;
+      if (target >= next && target < next + sz) visit_op(a, next, target, f);
+      next += sz;
+    });
+  }
+}
+
+// Calls f(node) for the elementwise operand of a matmul/transpose with id
+// `target` (the root of a fused group that is not the expression's root).
+template <class X, class F>
+void visit_operand(const X& x, int id, int target, F&& f) {
+  if constexpr (expr::is_reduction<X>::value) {
+    visit_operand(x.arg, id + 1, target, f);
+  } else if constexpr (requires { x.args; }) {
+    int next = id + 1;
+    hana::for_each(x.args, [&](const auto& a) {
+      using Arg = std::remove_cvref_t<decltype(a)>;
+      constexpr int sz = Arg::size;
+      bool here = false;
+      if constexpr (expr::is_op_node<X>::value && requires { a.args; } && !expr::is_op_node<Arg>::value) {
+        if (next == target) {
+          f(a);
+          here = true;
+        }
+      }
+      if (!here && target > next && target < next + sz) visit_operand(a, next, target, f);
       next += sz;
     });
   }
@@ -278,7 +330,8 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   for (std::size_t i = 0; i < cp->p.steps.size(); ++i) {
     const auto& s = cp->p.steps[i];
     if (s.kind != planner::step_kind::fused_kernel && s.kind != planner::step_kind::allreduce &&
-        s.kind != planner::step_kind::gather_index)
+        s.kind != planner::step_kind::gather_index && s.kind != planner::step_kind::matmul &&
+        s.kind != planner::step_kind::transpose)
       cp->moves[i] = std::make_unique<exchange>(*s.from, *s.to, c.rank(), std::size_t(cp->g.nodes[std::size_t(s.node)].elem));
   }
   if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
@@ -306,6 +359,45 @@ std::shared_ptr<cached_plan> planned(const E& e, const communicator& c, const st
 }
 
 // ---- execution ----
+
+// out = in with its axes reversed (row-major local blocks of shape `ls`); 2-D in
+// cache-sized tiles.
+template <class T>
+void transpose_local(const T* in, T* out, const index_vec& ls) {
+  const int n = int(ls.size());
+  std::int64_t total = 1;
+  for (auto e : ls) total *= e;
+  if (total == 0) return;
+  if (n <= 1) {
+    std::copy_n(in, total, out);
+    return;
+  }
+  if (n == 2) {
+    const std::int64_t R = ls[0], C = ls[1], B = 32;
+    for (std::int64_t i0 = 0; i0 < R; i0 += B)
+      for (std::int64_t j0 = 0; j0 < C; j0 += B)
+        for (std::int64_t i = i0; i < std::min(R, i0 + B); ++i)
+          for (std::int64_t j = j0; j < std::min(C, j0 + B); ++j) out[j * R + i] = in[i * C + j];
+    return;
+  }
+  // general: odometer over the input, strides of the reversed output
+  index_vec ostr(static_cast<std::size_t>(n)), idx(static_cast<std::size_t>(n), 0);
+  std::int64_t st = 1;
+  for (int d = 0; d < n; ++d) {  // output axis n-1-d is input axis d; output row-major
+    ostr[std::size_t(d)] = st;
+    st *= ls[std::size_t(d)];
+  }
+  std::int64_t o = 0;
+  for (std::int64_t i = 0; i < total; ++i) {
+    out[o] = in[i];
+    for (int d = n - 1; d >= 0; --d) {
+      o += ostr[std::size_t(d)];
+      if (++idx[std::size_t(d)] < ls[std::size_t(d)]) break;
+      o -= ostr[std::size_t(d)] * ls[std::size_t(d)];
+      idx[std::size_t(d)] = 0;
+    }
+  }
+}
 
 inline std::shared_ptr<void> alloc_bytes(std::int64_t n) { return allocate<unsigned char>(std::max<std::int64_t>(n, 1)); }
 
@@ -359,6 +451,8 @@ class executor {
         case planner::step_kind::fused_kernel: run_kernel(s); break;
         case planner::step_kind::allreduce:
         case planner::step_kind::gather_index: run_combine(s); break;
+        case planner::step_kind::matmul:
+        case planner::step_kind::transpose: run_op(s); break;
         default: run_move(i, s); break;
       }
       const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
@@ -454,15 +548,40 @@ class executor {
       visit_reduction(e_, 0, s.node, [&](const auto& r) { run_reduction_kernel(r, s, ctx); });
       return;
     }
+    if (s.node != 0) {  // an operand of a matmul or transpose
+      visit_operand(e_, 0, s.node, [&](const auto& x) { run_region_kernel(x, s, ctx); });
+      return;
+    }
     if constexpr (expr::is_tuple_root<E>::value) {
       run_tuple_kernel(s, ctx);
-    } else if constexpr (!expr::is_reduction<E>::value) {
-      using T = typename E::value_type;
-      constexpr int MR = E::rank;
-      const auto sp = space_of<MR>(*s.from, c_.rank());
-      auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
-      kernel::run_elementwise<MR>(kernel::make_eval<MR>(e_, 0, ctx, sp), static_cast<T*>(out.ptr), sp);
+    } else if constexpr (!expr::is_reduction<E>::value && !expr::is_op_node<E>::value) {
+      run_region_kernel(e_, s, ctx);
     }
+  }
+
+  template <class X>
+  void run_region_kernel(const X& x, const planner::step& s, const kernel::context& ctx) {
+    using T = typename X::value_type;
+    constexpr int MR = X::rank;
+    const auto sp = space_of<MR>(*s.from, c_.rank());
+    auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
+    kernel::run_elementwise<MR>(kernel::make_eval<MR>(x, s.node, ctx, sp), static_cast<T*>(out.ptr), sp);
+  }
+
+  // matmul by the plan's algorithm (runtime/matmul.hpp), or a local transpose.
+  void run_op(const planner::step& s) {
+    visit_op(e_, 0, s.node, [&](const auto& x) {
+      using T = typename std::remove_cvref_t<decltype(x)>::value_type;
+      const int r = c_.rank();
+      const void* in0 = vals_[std::size_t(s.bindings[0].second)].ptr;
+      const void* in1 = s.bindings.size() > 1 ? vals_[std::size_t(s.bindings[1].second)].ptr : nullptr;
+      const bool aliased = dest_ && (in0 == dest_.get() || in1 == dest_.get());
+      auto& out = output(s.output, s.to->local_size(r) * std::int64_t(sizeof(T)), !aliased);
+      if constexpr (std::is_same_v<decltype(x.op_tag()), expr::matmul_op>)
+        run_matmul<T>(*s.product, c_, static_cast<const T*>(in0), static_cast<const T*>(in1), static_cast<T*>(out.ptr));
+      else
+        transpose_local(static_cast<const T*>(in0), static_cast<T*>(out.ptr), s.from->lshape(r));
+    });
   }
 
   void run_tuple_kernel(const planner::step& s, const kernel::context& ctx) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
+#include <boost/hana/at.hpp>
 #include <boost/hana/fold_left.hpp>
 #include <boost/hana/for_each.hpp>
 #include <boost/hana/size.hpp>
@@ -144,6 +145,80 @@ struct reduction : node_base {
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
 };
+
+// ---- operations that are steps of their own: matrix product, transpose ----
+// They keep their operands in `args` like elementwise nodes (so every traversal
+// walks through them); the planner gives them an algorithm and a layout, and the
+// fused kernel after them reads their result like an array.
+struct matmul_op {
+  static constexpr std::string_view name = "matmul";
+};
+struct transpose_op {
+  static constexpr std::string_view name = "transpose";
+};
+
+// C = A @ B for 1-D or 2-D operands (NumPy's matmul rules: a 1-D A is a row, a 1-D
+// B a column, and their axis is dropped from the result); `outer`: a (m,) times
+// b (n,) as a column times a row, (m, n).
+template <class A, class B, bool Outer = false>
+struct matmul_node : node_base {
+  static_assert(std::is_same_v<typename A::value_type, typename B::value_type>, "matmul operands are cast first");
+  using value_type = typename A::value_type;
+  static constexpr int rank = Outer ? 2 : A::rank + B::rank - 2;
+  static constexpr bool exact_rank = A::exact_rank && B::exact_rank;
+  static constexpr int size = 1 + A::size + B::size;
+  static matmul_op op_tag() { return {}; }
+  hana::tuple<A, B> args;
+  static constexpr bool outer = Outer;
+  dims shape_;
+  matmul_node(A a, B b) : args(std::move(a), std::move(b)) {
+    const dims sa = hana::at_c<0>(args).shape_dims(), sb = hana::at_c<1>(args).shape_dims();
+    if (outer) {
+      if (sa.size() != 1 || sb.size() != 1)
+        throw shape_error("ember::outer: takes two 1-D operands, got shapes " + detail::shape_str(sa) + " and " +
+                          detail::shape_str(sb));
+      shape_ = {sa[0], sb[0]};
+      return;
+    }
+    if (sa.empty() || sb.empty() || sa.size() > 2 || sb.size() > 2)
+      throw shape_error("ember::matmul: operands must be 1-D or 2-D, got shapes " + detail::shape_str(sa) + " and " +
+                        detail::shape_str(sb));
+    const std::int64_t ka = sa.back(), kb = sb.front();
+    if (ka != kb)
+      throw shape_error("ember::matmul: shapes " + detail::shape_str(sa) + " and " + detail::shape_str(sb) +
+                        " not aligned: " + std::to_string(ka) + " (dim " + std::to_string(sa.size() - 1) +
+                        " of A) != " + std::to_string(kb) + " (dim 0 of B)");
+    if (sa.size() == 2) shape_.push_back(sa[0]);
+    if (sb.size() == 2) shape_.push_back(sb[1]);
+  }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
+};
+
+// The axes reversed (NumPy's .T); a 1-D array is unchanged.
+template <class A>
+struct transpose_node : node_base {
+  using value_type = typename A::value_type;
+  static constexpr int rank = A::rank;
+  static constexpr bool exact_rank = A::exact_rank;
+  static constexpr int size = 1 + A::size;
+  static transpose_op op_tag() { return {}; }
+  hana::tuple<A> args;
+  dims shape_;
+  explicit transpose_node(A a) : args(std::move(a)) {
+    const dims s = hana::at_c<0>(args).shape_dims();
+    shape_.assign(s.rbegin(), s.rend());
+  }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
+};
+
+template <class X>
+struct is_op_node : std::false_type {};
+template <class A, class B, bool O>
+struct is_op_node<matmul_node<A, B, O>> : std::true_type {};
+template <class A>
+struct is_op_node<transpose_node<A>> : std::true_type {};
 
 template <class X>
 struct is_reduction : std::false_type {};

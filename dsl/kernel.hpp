@@ -124,7 +124,8 @@ auto make_elementwise_eval(const expr::elementwise<Op, A...>& x, int id, const c
 // Builds the evaluator of node `x` (IR id `id`) for iteration space `sp`.
 template <int MR, class X>
 auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
-  if constexpr (expr::is_reduction<X>::value || std::is_same_v<X, expr::leaf<typename X::value_type, X::rank>>) {
+  if constexpr (expr::is_reduction<X>::value || expr::is_op_node<X>::value ||
+                std::is_same_v<X, expr::leaf<typename X::value_type, X::rank>>) {
     using T = typename X::value_type;
     const binding& b = (*ctx.bind)[std::size_t(id)];
     buffer_eval<T, MR> ev{static_cast<const T*>(b.ptr)};

@@ -12,7 +12,9 @@
 
 namespace ember::planner {
 
-enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce };
+// matmul and transpose are operations of their own (never fused): their operands
+// are values computed by other groups, their output is read by the next group.
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose };
 
 struct ir_node {
   node_kind kind = node_kind::leaf;
@@ -29,6 +31,8 @@ struct ir_node {
   std::vector<int> axes;      // reduced axes of the argument, sorted
   bool keepdims = false;
   bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index)
+  // matmul
+  bool outer = false;         // outer(a, b): a (m,) as a column times b (n,) as a row
 };
 
 // Nodes in pre-order: nodes[0] is the root, a node's arguments follow it.

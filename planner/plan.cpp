@@ -17,6 +17,8 @@ cost_params& cost_model() {
     cost_params c;
     if (const char* a = std::getenv("EMBER_ALPHA")) c.alpha = std::atof(a);
     if (const char* b = std::getenv("EMBER_BETA")) c.beta = std::atof(b);
+    if (const char* g = std::getenv("EMBER_GAMMA")) c.gamma = std::atof(g);
+    if (const char* m = std::getenv("EMBER_MEMORY_LIMIT")) c.memory_limit = std::atof(m);
     return c;
   }();
   return p;
@@ -31,6 +33,8 @@ const char* name(step_kind k) {
     case step_kind::fused_kernel: return "fused_kernel";
     case step_kind::allreduce: return "allreduce";
     case step_kind::gather_index: return "gather_index";
+    case step_kind::matmul: return "matmul";
+    case step_kind::transpose: return "transpose";
   }
   return "?";
 }
@@ -73,12 +77,17 @@ struct candidate {
   layout out;
   double cost = 0;
   double input_cost = 0;  // the part of `cost` spent moving inputs
-  std::vector<int> child_choice;  // per boundary: chosen candidate of a reduction child (-1 for leaves)
+  std::vector<int> child_choice;  // per boundary: chosen candidate of a child group (-1 for leaves)
+  // operations (matmul, transpose): the layout each operand must have, the product
+  std::vector<layout> need;
+  std::optional<matmul_problem> product;
+  std::int64_t memory = 0;
 };
 
 struct group {
-  int root = -1;          // the reduce node, or the root of an elementwise region
+  int root = -1;          // the reduce node, the operation, or the root of an elementwise region
   bool is_reduce = false;
+  bool is_op = false;     // matmul or transpose: boundaries are its operands
   int region = -1;        // first node of the elementwise region
   std::vector<int> boundaries;  // leaves and reductions read by the region, pre-order
   std::vector<candidate> cands;
@@ -131,11 +140,12 @@ class planner_impl {
   bool per_rank_;
   cost_params cm_;
   std::vector<group> groups_;
-  std::map<int, int> group_of_reduce_;
+  std::map<int, int> group_of_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::int64_t>, double> move_cost_memo_;
   std::map<std::pair<int, std::uint64_t>, int> moved_leaf_;  // (alias, target hash) -> value
 
   const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
+  bool is_op(int i) const { return node(i).kind == node_kind::matmul || node(i).kind == node_kind::transpose; }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
 
   int build_group(int root) {
@@ -143,6 +153,16 @@ class planner_impl {
     groups_.emplace_back();
     groups_[std::size_t(gi)].root = root;
     groups_[std::size_t(gi)].is_reduce = node(root).kind == node_kind::reduce;
+    if (is_op(root)) {
+      groups_[std::size_t(gi)].is_op = true;
+      std::vector<int> bounds;
+      for (int a : node(root).args) {
+        bounds.push_back(a);
+        if (node(a).kind != node_kind::leaf) group_of_[a] = build_group(a);
+      }
+      groups_[std::size_t(gi)].boundaries = bounds;
+      return gi;
+    }
     const int region = groups_[std::size_t(gi)].is_reduce ? node(root).args.at(0) : root;
     groups_[std::size_t(gi)].region = region;
     std::vector<int> bounds;
@@ -156,8 +176,10 @@ class planner_impl {
       case node_kind::scalar: return;
       case node_kind::leaf: bounds.push_back(i); return;
       case node_kind::reduce:
+      case node_kind::matmul:
+      case node_kind::transpose:
         bounds.push_back(i);
-        group_of_reduce_[i] = build_group(i);
+        group_of_[i] = build_group(i);
         return;
       case node_kind::elementwise:
         for (int a : n.args) walk(a, bounds);
@@ -182,7 +204,12 @@ class planner_impl {
     if (groups_[std::size_t(gi)].solved) return;
     // children first
     for (int b : groups_[std::size_t(gi)].boundaries)
-      if (node(b).kind == node_kind::reduce) solve(group_of_reduce_.at(b));
+      if (node(b).kind != node_kind::leaf) solve(group_of_.at(b));
+    if (groups_[std::size_t(gi)].is_op) {
+      solve_op(gi);
+      groups_[std::size_t(gi)].solved = true;
+      return;
+    }
     group& G = groups_[std::size_t(gi)];
     const index_vec S = iter_shape(G);
     const int R = int(S.size());
@@ -200,7 +227,7 @@ class planner_impl {
       std::vector<const layout*> have;
       if (node(b).kind == node_kind::leaf) have.push_back(&*node(b).lay);
       else
-        for (const auto& cc : groups_[std::size_t(group_of_reduce_.at(b))].cands) have.push_back(&cc.out);
+        for (const auto& cc : groups_[std::size_t(group_of_.at(b))].cands) have.push_back(&cc.out);
       const index_vec& s = node(b).shape;
       for (const layout* l : have) {
         if (!l->split()) {
@@ -227,7 +254,7 @@ class planner_impl {
           seen.push_back(key);
           cd.cost += move_cost(*node(b).lay, need, node(b).elem);
         } else {
-          const auto& child = groups_[std::size_t(group_of_reduce_.at(b))];
+          const auto& child = groups_[std::size_t(group_of_.at(b))];
           int bi = -1;
           double bc = 0;
           for (std::size_t cc = 0; cc < child.cands.size(); ++cc) {
@@ -307,6 +334,8 @@ class planner_impl {
     const auto& n = node(i);
     if (n.kind == node_kind::leaf || n.kind == node_kind::scalar) return n.label;
     if (n.kind == node_kind::reduce) return "r" + std::to_string(i);
+    if (n.kind == node_kind::matmul) return "mm" + std::to_string(i);
+    if (n.kind == node_kind::transpose) return "t" + std::to_string(i);
     return "e" + std::to_string(i);
   }
   std::string text(int i) const {
@@ -317,8 +346,231 @@ class planner_impl {
     return s + ")";
   }
 
+  // ---- operations: matmul and transpose ----
+
+  // What having operand `b` in layout `need` costs, and which candidate of its
+  // group gives it (-1 for a leaf).
+  std::pair<double, int> operand_cost(int b, const layout& need) {
+    if (node(b).kind == node_kind::leaf) return {move_cost(*node(b).lay, need, node(b).elem), -1};
+    const auto& child = groups_[std::size_t(group_of_.at(b))];
+    int bi = -1;
+    double bc = 0;
+    for (std::size_t cc = 0; cc < child.cands.size(); ++cc) {
+      const double x = child.cands[cc].cost + move_cost(child.cands[cc].out, need, node(b).elem);
+      if (bi < 0 || x < bc) {
+        bi = int(cc);
+        bc = x;
+      }
+    }
+    return {bc, bi};
+  }
+  // The layouts operand `b` can be produced in without a move.
+  std::vector<layout> haves(int b) const {
+    std::vector<layout> out;
+    if (node(b).kind == node_kind::leaf) return {*node(b).lay};
+    for (const auto& cc : groups_[std::size_t(group_of_.at(b))].cands)
+      if (std::find(out.begin(), out.end(), cc.out) == out.end()) out.push_back(cc.out);
+    return out;
+  }
+  static layout transposed(const layout& l, const index_vec& out_shape) {
+    if (!l.split()) return replicated_layout(out_shape, l.nranks());
+    return l.with_shape(out_shape, l.ndim() - 1 - *l.split());
+  }
+
+  void solve_op(int gi) {
+    group& G = groups_[std::size_t(gi)];
+    const ir_node& n = node(G.root);
+    if (n.kind == node_kind::transpose) {
+      const int a = n.args.at(0);
+      for (const layout& l : haves(a)) {
+        candidate cd{transposed(l, n.shape), transposed(l, n.shape)};
+        const auto [c, ch] = operand_cost(a, l);
+        cd.cost = c;
+        cd.input_cost = c;
+        cd.child_choice = {ch};
+        cd.need = {l};
+        G.cands.push_back(std::move(cd));
+      }
+      return;
+    }
+    solve_matmul(G);
+  }
+
+  // Every algorithm over the operand layouts worth trying: those the operands
+  // already have (or their groups can produce) and balanced ones. A vector
+  // operand is a 1 x k (A) or k x 1 (B) matrix view of the same storage.
+  void solve_matmul(group& G) {
+    const ir_node& n = node(G.root);
+    const int ia = n.args.at(0), ib = n.args.at(1);
+    const index_vec &sa = node(ia).shape, &sb = node(ib).shape;
+    const int ra = int(sa.size()), rb = int(sb.size());
+    // outer: a (m,) is the column (m, 1), b (n,) the row (1, n)
+    const bool outer = n.outer;
+    const std::int64_t m = outer ? sa[0] : ra == 2 ? sa[0] : 1, k = outer ? 1 : sa[std::size_t(ra - 1)];
+    const std::int64_t nn = outer ? sb[0] : rb == 2 ? sb[1] : 1;
+    const index_vec A2{m, k}, B2{k, nn}, C2{m, nn};
+    const int P = g_.nranks;
+    const int c_axis = ra == 2 ? 0 : 1;  // the axis of C's view that a 1-D result lies along
+    const int a_axis = outer ? 0 : 1, b_axis = outer ? 1 : 0;  // the axis of a vector operand's view
+    auto view = [&](const layout& l, const index_vec& shape2, int vec_axis) {
+      if (!l.split()) return replicated_layout(shape2, P);
+      return l.ndim() == 2 ? l : l.with_shape(shape2, vec_axis);
+    };
+    auto unview = [&](const layout& l2, const index_vec& shape, int vec_axis) -> std::optional<layout> {
+      if (!l2.split()) return replicated_layout(shape, P);
+      if (shape.size() == 2) return l2;
+      if (shape.empty() || *l2.split() != vec_axis) return std::nullopt;
+      return l2.with_shape(shape, 0);
+    };
+    std::vector<layout> va, vb;
+    for (const auto& l : haves(ia)) va.push_back(view(l, A2, a_axis));
+    for (const auto& l : haves(ib)) vb.push_back(view(l, B2, b_axis));
+    auto split_set = [&](const std::vector<layout>& have, const index_vec& shape2, int axis) {
+      std::vector<layout> out;
+      for (const auto& l : have)
+        if (l.split() && *l.split() == axis && std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
+      const layout bal = layout::balanced(shape2, axis, P);
+      if (std::find(out.begin(), out.end(), bal) == out.end()) out.push_back(bal);
+      return out;
+    };
+    const auto A0 = split_set(va, A2, 0), A1 = split_set(va, A2, 1);
+    const auto B0 = split_set(vb, B2, 0), B1 = split_set(vb, B2, 1);
+    const layout Arep = replicated_layout(A2, P), Brep = replicated_layout(B2, P), Crep = replicated_layout(C2, P);
+
+    std::vector<candidate> cands;
+    auto consider = [&](matmul_algorithm alg, const layout& la, const layout& lb, const layout& lc) {
+      const auto na = unview(la, sa, a_axis), nb = unview(lb, sb, b_axis), nc = unview(lc, n.shape, c_axis);
+      if (!na || !nb || !nc) return;
+      matmul_problem pr{alg, la, lb, lc, n.elem};
+      try {
+        validate(pr);
+      } catch (const error&) {
+        return;
+      }
+      const auto [ca, cha] = operand_cost(ia, *na);
+      const auto [cb, chb] = operand_cost(ib, *nb);
+      traffic mx;
+      for (const auto& t : matmul_traffic_all(pr, true)) {
+        mx.bytes = std::max(mx.bytes, t.bytes);
+        mx.messages = std::max(mx.messages, t.messages);
+      }
+      double mem = double(matmul_workspace(pr));
+      if (!la.split() && ca > 0) mem += double(m * k * n.elem);  // an operand replicated for this product
+      if (!lb.split() && cb > 0) mem += double(k * nn * n.elem);
+      candidate cd{*nc, *nc};
+      cd.input_cost = ca + cb;
+      cd.cost = ca + cb + cm_.alpha * double(mx.messages) + cm_.beta * double(mx.bytes) +
+                cm_.gamma * matmul_flops(pr) + cm_.mu * mem;
+      cd.child_choice = {cha, chb};
+      cd.need = {*na, *nb};
+      cd.product = pr;
+      cd.memory = std::int64_t(mem);
+      cands.push_back(std::move(cd));
+    };
+    using A = matmul_algorithm;
+    for (const auto& la : A0) consider(A::local, la, Brep, la.with_shape(C2, 0));
+    for (const auto& lb : B1) consider(A::local, Arep, lb, lb.with_shape(C2, 1));
+    consider(A::local, Arep, Brep, Crep);
+    if (P > 1) {
+      for (const auto& la : A0) {
+        for (const auto& lb : B0) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
+        for (const auto& lb : B1) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
+      }
+      for (const auto& lb : B1) {
+        for (const auto& la : A0) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
+        for (const auto& la : A1) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
+      }
+      // partial products over matching k ranges
+      std::vector<std::pair<layout, layout>> pairs;
+      for (const auto& la : A1) pairs.emplace_back(la, la.with_shape(B2, 0));
+      for (const auto& lb : B0) pairs.emplace_back(lb.with_shape(A2, 1), lb);
+      for (const auto& [la, lb] : pairs) {
+        consider(A::reduce_scatter, la, lb, layout::balanced(C2, 0, P));
+        consider(A::allreduce, la, lb, Crep);
+      }
+      // ScaLAPACK from wherever the operands are
+      if ((n.dtype == 4 || n.dtype == 5) && m > 0 && k > 0 && nn > 0)
+        for (const auto& la : va)
+          for (const auto& lb : vb) consider(A::summa, la, lb, layout::balanced(C2, c_axis, P));
+    }
+    if (cands.empty()) throw value_error("ember::planner: no matmul algorithm applies to shapes " +
+                                         detail::shape_str(sa) + " and " + detail::shape_str(sb));
+    // Memory limit: drop what does not fit, unless nothing does.
+    if (cm_.memory_limit > 0) {
+      std::int64_t least = cands.front().memory;
+      for (const auto& c : cands) least = std::min(least, c.memory);
+      const double lim = std::max(cm_.memory_limit, double(least));
+      cands.erase(std::remove_if(cands.begin(), cands.end(), [&](const candidate& c) { return double(c.memory) > lim; }),
+                  cands.end());
+    }
+    // Keep the cheapest algorithm per output layout (the consumer chooses among outputs).
+    for (auto& c : cands) {
+      auto it = std::find_if(G.cands.begin(), G.cands.end(), [&](const candidate& g) { return g.out == c.out; });
+      if (it == G.cands.end()) G.cands.push_back(std::move(c));
+      else if (c.cost < it->cost) *it = std::move(c);
+    }
+  }
+
+  // A boundary's value in layout `need`: a leaf's own data (moved once per layout)
+  // or the output of its group's chosen candidate, moved if needed.
+  int operand_value(plan& p, int b, int choice, const layout& need) {
+    int v;
+    if (node(b).kind == node_kind::leaf) {
+      v = p.leaf_value[std::size_t(b)];
+      if (!(p.values[std::size_t(v)] == need)) {
+        auto key = std::make_pair(leaf_key(b), layout_hash(need));
+        auto it = moved_leaf_.find(key);
+        if (it != moved_leaf_.end() && p.values[std::size_t(it->second)] == need) v = it->second;
+        else v = moved_leaf_[key] = emit_move(p, b, v, need);
+      }
+      return v;
+    }
+    v = emit(p, group_of_.at(b), choice);
+    if (!(p.values[std::size_t(v)] == need)) v = emit_move(p, b, v, need);
+    return v;
+  }
+
+  int emit_op(plan& p, int gi, int ci) {
+    const group& G = groups_[std::size_t(gi)];
+    const candidate& c = G.cands[std::size_t(ci)];
+    const ir_node& n = node(G.root);
+    step s;
+    s.kind = n.kind == node_kind::matmul ? step_kind::matmul : step_kind::transpose;
+    s.node = G.root;
+    std::string args;
+    for (std::size_t i = 0; i < n.args.size(); ++i) {
+      const int v = operand_value(p, n.args[i], c.child_choice[i], c.need[i]);
+      s.bindings.emplace_back(n.args[i], v);
+      args += (i ? ", " : "") + text(n.args[i]);
+    }
+    s.to = c.out;
+    if (s.kind == step_kind::transpose) {
+      s.from = c.need[0];
+      s.text = "transpose(" + args + ")";
+      if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
+    } else {
+      s.product = c.product;
+      s.memory = c.memory;
+      s.text = "matmul(" + args + ") by " + name(c.product->alg);
+      accumulate(s.traffic, matmul_traffic_all(*c.product, !per_rank_), per_rank_);
+    }
+    s.output = new_value(p, G.root, c.out);
+    const int out = s.output;
+    p.steps.push_back(std::move(s));
+    return out;
+  }
+  static void accumulate(traffic_summary& sum, const std::vector<traffic>& per, bool keep) {
+    for (const auto& t : per) {
+      sum.max_rank.bytes = std::max(sum.max_rank.bytes, t.bytes);
+      sum.max_rank.messages = std::max(sum.max_rank.messages, t.messages);
+      sum.total += t;
+    }
+    if (keep) sum.per_rank = per;
+  }
+
   int emit(plan& p, int gi, int ci) {
     const group& G = groups_[std::size_t(gi)];
+    if (G.is_op) return emit_op(p, gi, ci);
     const candidate& c = G.cands[std::size_t(ci)];
     step k;
     k.kind = step_kind::fused_kernel;
@@ -336,7 +588,7 @@ class planner_impl {
           else v = moved_leaf_[key] = emit_move(p, b, v, need);
         }
       } else {
-        v = emit(p, group_of_reduce_.at(b), c.child_choice[bi]);
+        v = emit(p, group_of_.at(b), c.child_choice[bi]);
         if (!(p.values[std::size_t(v)] == need)) v = emit_move(p, b, v, need);
       }
       k.bindings.emplace_back(b, v);
@@ -453,6 +705,9 @@ std::uint64_t plan::hash() const {
     if (s.from) h = mix(h, layout_hash(*s.from));
     if (s.to) h = mix(h, layout_hash(*s.to));
     for (auto [n, v] : s.bindings) h = mix(mix(h, std::uint64_t(n)), std::uint64_t(v));
+    if (s.product)
+      h = mix(mix(mix(mix(h, std::uint64_t(s.product->alg)), layout_hash(s.product->a)), layout_hash(s.product->b)),
+              layout_hash(s.product->c));
   }
   return mix(h, std::uint64_t(result));
 }
@@ -471,6 +726,7 @@ std::string plan::to_string() const {
     std::string lay;
     if (s.kind == step_kind::fused_kernel) lay = layout_text(*s.from) + (*s.from == *s.to ? "" : " -> " + layout_text(*s.to));
     else if (s.kind == step_kind::allreduce || s.kind == step_kind::gather_index) lay = layout_text(*s.to);
+    else if (s.kind == step_kind::matmul) lay = "-> " + layout_text(*s.to);
     else lay = layout_text(*s.from) + " -> " + (s.to->split() ? "split " + std::to_string(*s.to->split()) : "none");
     os << std::left << std::setw(4) << i++ << std::setw(14) << name(s.kind) << std::setw(46) << lay << std::right
        << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << "  " << std::left
@@ -500,6 +756,7 @@ std::string plan::to_json() const {
       for (std::size_t b = 0; b < s.bindings.size(); ++b) os << (b ? ", " : "") << s.bindings[b].second;
       os << "]";
     }
+    if (s.product) os << ", \"algorithm\": \"" << name(s.product->alg) << "\", \"extra_memory_bytes\": " << s.memory;
     if (s.from) os << ", \"from\": " << json_layout(*s.from);
     if (s.to) os << ", \"to\": " << json_layout(*s.to);
     os << ", \"max_rank_bytes\": " << s.traffic.max_rank.bytes << ", \"max_rank_messages\": " << s.traffic.max_rank.messages

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/matmul.hpp"
 #include "ir.hpp"
 #include "traffic.hpp"
 
@@ -20,9 +21,17 @@ namespace ember::planner {
 // by `bench/bench_costmodel` (2 ranks, OpenMPI shared memory: 0.54 us, 6 GB/s);
 // on a cluster measure there and set EMBER_ALPHA / EMBER_BETA, or assign to
 // cost_model() (identically on every rank: plans must agree).
+// gamma: seconds per floating-point operation of a local product (it tells a
+// product every rank repeats from one divided over the ranks); mu: seconds per
+// byte of extra memory an algorithm allocates (first touch), so that of two
+// algorithms moving the same bytes the one holding less wins; memory_limit:
+// bytes per rank an algorithm may add (0: no limit; EMBER_MEMORY_LIMIT).
 struct cost_params {
   double alpha = 5.4e-7;
   double beta = 1.7e-10;
+  double gamma = 1e-10;
+  double mu = 5e-11;
+  double memory_limit = 0;
 };
 cost_params& cost_model();
 
@@ -34,6 +43,8 @@ enum class step_kind {
   fused_kernel,  // one pass over the local blocks: every elementwise op of a group (and its reduction)
   allreduce,     // combine partial reductions over the split axis
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
+  matmul,        // a distributed product by the algorithm in `product`
+  transpose,     // reverses the axes of the local block: split k becomes split ndim-1-k, nothing is sent
 };
 const char* name(step_kind k);
 
@@ -45,6 +56,8 @@ struct step {
   std::vector<std::pair<int, int>> bindings;  // kernels: (IR boundary node, value id)
   std::optional<layout> from, to;  // moves: source and target; kernels: iteration and output layout
   std::string text;                // kernels: the fused expression; moves: what moves
+  std::optional<matmul_problem> product;  // matmul: the algorithm and the matrix views of A, B, C
+  std::int64_t memory = 0;         // matmul: extra bytes per rank the algorithm allocates
   traffic_summary traffic;         // predicted, per rank on request
 };
 

@@ -1,0 +1,74 @@
+// Matrix products and transposes as lazy nodes:
+//
+//   auto C = ember::matmul(A, B);          // planner picks the algorithm from the splits
+//   ember::dndarray<double, 2> D = ember::matmul(A, B) + C;   // the + fuses into the next step
+//   ember::explain(ember::matmul(A, B))    // the algorithm and its predicted traffic
+//
+// Operands are arrays or expressions (an expression operand is evaluated by the
+// plan, then multiplied). Operand types are promoted as NumPy promotes them.
+#pragma once
+
+#include "eval.hpp"
+
+namespace ember {
+
+namespace detail {
+template <class R, class X>
+auto cast_node(X&& x) {
+  using N = expr::node_t<X>;
+  if constexpr (std::is_same_v<typename N::value_type, R>) return expr::as_node(std::forward<X>(x));
+  else return astype<R>(std::forward<X>(x));
+}
+template <class A, class B>
+using product_t = typename op::mul::template result<typename expr::node_t<A>::value_type,
+                                                     typename expr::node_t<B>::value_type>;
+template <bool Outer, class A, class B>
+auto make_matmul(A&& a, B&& b) {
+  using R = product_t<A, B>;
+  static_assert(!std::is_same_v<R, bool>, "ember::matmul: bool matrices are not supported; cast with astype<int>");
+  auto na = cast_node<R>(std::forward<A>(a));
+  auto nb = cast_node<R>(std::forward<B>(b));
+  return expr::matmul_node<decltype(na), decltype(nb), Outer>(std::move(na), std::move(nb));
+}
+}  // namespace detail
+
+// NumPy's matmul for 1-D and 2-D operands: (m, k) @ (k, n) -> (m, n); a 1-D
+// operand is a row (left) or a column (right) vector whose axis is dropped.
+template <array_like A, array_like B>
+auto matmul(A&& a, B&& b) {
+  constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
+  static_assert(ra >= 1 && ra <= 2 && rb >= 1 && rb <= 2,
+                "ember::matmul: operands must be 1-D or 2-D (batched N-D matmul is not supported)");
+  return detail::make_matmul<false>(std::forward<A>(a), std::forward<B>(b));
+}
+
+// numpy.dot for 1-D and 2-D operands: the matrix product, and for two vectors
+// their inner product as a scalar (evaluated now, on every rank).
+template <array_like A, array_like B>
+auto dot(A&& a, B&& b) {
+  constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
+  if constexpr (ra == 1 && rb == 1) {
+    auto m = matmul(std::forward<A>(a), std::forward<B>(b));
+    using T = typename decltype(m)::value_type;
+    auto [l, storage] = detail::evaluate(m, std::nullopt, nullptr);
+    return *static_cast<const T*>(storage.get());
+  } else {
+    return matmul(std::forward<A>(a), std::forward<B>(b));
+  }
+}
+
+// The outer product of two vectors: (m,) x (n,) -> (m, n).
+template <array_like A, array_like B>
+auto outer(A&& a, B&& b) {
+  static_assert(expr::node_t<A>::rank == 1 && expr::node_t<B>::rank == 1, "ember::outer: takes two 1-D operands");
+  return detail::make_matmul<true>(std::forward<A>(a), std::forward<B>(b));
+}
+
+// The axes reversed, lazily: split k becomes split ndim-1-k, nothing is sent.
+template <array_like A>
+auto transpose(A&& a) {
+  auto n = expr::as_node(std::forward<A>(a));
+  return expr::transpose_node<decltype(n)>(std::move(n));
+}
+
+}  // namespace ember

@@ -1,0 +1,444 @@
+#include "matmul.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "exchange.hpp"
+#include "lapack.hpp"
+#include "memory.hpp"
+
+namespace ember {
+
+const char* name(matmul_algorithm a) {
+  switch (a) {
+    case matmul_algorithm::local: return "local";
+    case matmul_algorithm::ring_b: return "ring(B)";
+    case matmul_algorithm::ring_a: return "ring(A)";
+    case matmul_algorithm::reduce_scatter: return "reduce_scatter";
+    case matmul_algorithm::allreduce: return "allreduce";
+    case matmul_algorithm::summa: return "summa(p?gemm)";
+  }
+  return "?";
+}
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a == 0 ? 0 : (a + b - 1) / b; }
+std::int64_t max_msg() { return std::max<std::int64_t>(1, std::min<std::int64_t>(config().max_message_bytes, INT_MAX)); }
+
+bool is_split(const layout& l, int axis) { return l.split() && *l.split() == axis; }
+// Local extent of a 2-D matrix view along `axis` on `rank`.
+std::int64_t local_extent(const layout& l, int axis, int rank) {
+  return is_split(l, axis) ? l.extent(rank) : l.shape()[std::size_t(axis)];
+}
+
+[[noreturn]] void bad(const matmul_problem& p, const std::string& why) {
+  auto lay = [](const layout& l) {
+    return detail::shape_str(l.shape()) + (l.split() ? " split " + std::to_string(*l.split()) : " not split");
+  };
+  throw value_error(std::string("ember::matmul: algorithm ") + name(p.alg) + " cannot multiply A " + lay(p.a) +
+                    " by B " + lay(p.b) + " into C " + lay(p.c) + ": " + why);
+}
+
+// The per-rank blocks that travel around a ring: element counts by rank.
+std::vector<std::int64_t> ring_blocks(const layout& l) {
+  const int P = l.nranks();
+  std::vector<std::int64_t> v(static_cast<std::size_t>(P));
+  for (int q = 0; q < P; ++q) v[std::size_t(q)] = l.local_size(q);
+  return v;
+}
+
+// Rank r forwards every block but the one of rank r - 1 (the last it receives).
+traffic ring_traffic(const std::vector<std::int64_t>& blocks, std::int64_t elem, int rank) {
+  const int P = int(blocks.size());
+  traffic t;
+  for (int q = 0; q < P; ++q) {
+    if (P == 1 || q == (rank - 1 + P) % P) continue;
+    const std::int64_t b = blocks[std::size_t(q)] * elem;
+    t += {b, ceil_div(b, max_msg())};
+  }
+  return t;
+}
+std::vector<traffic> ring_traffic_all(const std::vector<std::int64_t>& blocks, std::int64_t elem) {
+  const int P = int(blocks.size());
+  traffic all;
+  for (auto b : blocks) all += {b * elem, ceil_div(b * elem, max_msg())};
+  std::vector<traffic> out(static_cast<std::size_t>(P));
+  for (int r = 0; r < P && P > 1; ++r) {
+    const std::int64_t b = blocks[std::size_t((r - 1 + P) % P)] * elem;
+    out[std::size_t(r)] = all - traffic{b, ceil_div(b, max_msg())};
+  }
+  return out;
+}
+
+// Blocks of `n` in size `b` that process `p` of `np` owns (ScaLAPACK cyclic order).
+std::int64_t owned_blocks(std::int64_t n, std::int64_t b, int p, int np) {
+  const std::int64_t nblk = ceil_div(n, b);
+  return nblk > p ? (nblk - p - 1) / np + 1 : 0;
+}
+
+// SUMMA inside p?gemm: every A panel is broadcast along its process row, every B
+// panel along its process column; a broadcast counts as its root sending to the
+// other members (the communicator's model).
+traffic pgemm_model(const summa_layouts& L, std::int64_t elem, int rank) {
+  traffic t;
+  const int pr = L.a.prow(), pc = L.a.pcol();
+  if (pc > 1 && L.a.local_rows(rank) > 0 && L.a.local_cols(rank) > 0)
+    t += {std::int64_t(pc - 1) * L.a.local_rows(rank) * L.a.local_cols(rank) * elem,
+          std::int64_t(pc - 1) * owned_blocks(L.a.cols(), L.a.nb(), L.a.my_col(rank), pc)};
+  if (pr > 1 && L.b.local_rows(rank) > 0 && L.b.local_cols(rank) > 0)
+    t += {std::int64_t(pr - 1) * L.b.local_rows(rank) * L.b.local_cols(rank) * elem,
+          std::int64_t(pr - 1) * owned_blocks(L.b.rows(), L.b.mb(), L.b.my_row(rank), pr)};
+  return t;
+}
+
+std::vector<int> reduce_scatter_counts(const matmul_problem& p) {
+  const int P = p.c.nranks();
+  std::vector<int> counts(static_cast<std::size_t>(P));
+  for (int q = 0; q < P; ++q) counts[std::size_t(q)] = int(p.c.local_size(q));
+  return counts;
+}
+
+}  // namespace
+
+void validate(const matmul_problem& p) {
+  const auto &a = p.a, &b = p.b, &c = p.c;
+  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) bad(p, "the views must be 2-D");
+  const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  if (b.shape()[0] != k || c.shape()[0] != m || c.shape()[1] != n) bad(p, "the shapes do not chain");
+  if (a.nranks() != b.nranks() || a.nranks() != c.nranks()) bad(p, "the layouts span different rank counts");
+  switch (p.alg) {
+    case matmul_algorithm::local: {
+      if (a.split() && !is_split(a, 0)) bad(p, "A must be split along rows or replicated");
+      if (b.split() && !is_split(b, 1)) bad(p, "B must be split along columns or replicated");
+      if (a.split() && b.split()) bad(p, "at most one operand may be split");
+      const bool ok = a.split() ? c == a.with_shape(c.shape(), 0)
+                                : b.split() ? c == b.with_shape(c.shape(), 1) : !c.split();
+      if (!ok) bad(p, "C must follow the split operand's blocks");
+      return;
+    }
+    case matmul_algorithm::ring_b:
+      if (!is_split(a, 0) || !b.split()) bad(p, "A must be split along rows and B split");
+      if (!(c == a.with_shape(c.shape(), 0))) bad(p, "C must have A's row blocks");
+      return;
+    case matmul_algorithm::ring_a:
+      if (!is_split(b, 1) || !a.split()) bad(p, "B must be split along columns and A split");
+      if (!(c == b.with_shape(c.shape(), 1))) bad(p, "C must have B's column blocks");
+      return;
+    case matmul_algorithm::reduce_scatter:
+    case matmul_algorithm::allreduce:
+      if (!is_split(a, 1) || !is_split(b, 0) || a.extents() != b.extents())
+        bad(p, "A must be split along columns and B along rows over the same ranges");
+      if (p.alg == matmul_algorithm::reduce_scatter ? !is_split(c, 0) : bool(c.split()))
+        bad(p, p.alg == matmul_algorithm::reduce_scatter ? "C must be split along rows" : "C must be replicated");
+      if (p.alg == matmul_algorithm::reduce_scatter && m * n > INT_MAX)
+        bad(p, "the partial product exceeds MPI_Reduce_scatter's int counts");
+      return;
+    case matmul_algorithm::summa: return;
+  }
+}
+
+summa_layouts summa_layouts_of(const matmul_problem& p) {
+  const std::int64_t m = p.a.shape()[0], k = p.a.shape()[1], n = p.b.shape()[1];
+  const int P = p.a.nranks();
+  return {scalapack::default_block_cyclic(m, k, P), scalapack::default_block_cyclic(k, n, P),
+          scalapack::default_block_cyclic(m, n, P)};
+}
+
+traffic matmul_traffic(const matmul_problem& p, int rank) {
+  const int P = p.a.nranks();
+  switch (p.alg) {
+    case matmul_algorithm::local: return {};
+    case matmul_algorithm::ring_b: return ring_traffic(ring_blocks(p.b), p.elem, rank);
+    case matmul_algorithm::ring_a: return ring_traffic(ring_blocks(p.a), p.elem, rank);
+    case matmul_algorithm::reduce_scatter: {
+      // pairwise model: every other rank's share of this rank's partial product
+      traffic t;
+      const auto counts = reduce_scatter_counts(p);
+      for (int q = 0; q < P; ++q)
+        if (q != rank && counts[std::size_t(q)] > 0) t += {counts[std::size_t(q)] * p.elem, 1};
+      return t;
+    }
+    case matmul_algorithm::allreduce: {
+      traffic t;
+      const std::int64_t bytes = p.c.local_size(rank) * p.elem;
+      const std::int64_t step = detail::chunk_elems(std::size_t(p.elem)) * p.elem;
+      for (std::int64_t off = 0; off < bytes; off += step) t += model::allreduce(std::min(step, bytes - off), P);
+      return t;
+    }
+    case matmul_algorithm::summa: {
+      const auto L = summa_layouts_of(p);
+      const std::size_t e = std::size_t(p.elem);
+      return exchange(p.a, L.a, rank, e).predicted() + exchange(p.b, L.b, rank, e).predicted() +
+             exchange(L.c, p.c, rank, e).predicted() + pgemm_model(L, p.elem, rank);
+    }
+  }
+  return {};
+}
+
+std::vector<traffic> matmul_traffic_all(const matmul_problem& p, bool estimate) {
+  const int P = p.a.nranks();
+  if (p.alg == matmul_algorithm::ring_b) return ring_traffic_all(ring_blocks(p.b), p.elem);
+  if (p.alg == matmul_algorithm::ring_a) return ring_traffic_all(ring_blocks(p.a), p.elem);
+  std::vector<traffic> out(static_cast<std::size_t>(P));
+  if (p.alg == matmul_algorithm::local) return out;
+  if (p.alg == matmul_algorithm::reduce_scatter) {
+    const auto counts = reduce_scatter_counts(p);
+    std::int64_t total = 0, nonzero = 0;
+    for (int c : counts) {
+      total += c;
+      nonzero += c > 0;
+    }
+    for (int r = 0; r < P; ++r) {
+      const std::int64_t mine = counts[std::size_t(r)];
+      out[std::size_t(r)] = {(total - mine) * p.elem, nonzero - (mine > 0)};
+    }
+    return out;
+  }
+  if (p.alg == matmul_algorithm::allreduce) {
+    const traffic t = matmul_traffic(p, 0);
+    for (auto& x : out) x = t;
+    return out;
+  }
+  for (int r = 0; r < P; ++r) out[std::size_t(r)] = estimate ? matmul_traffic_estimate(p, r) : matmul_traffic(p, r);
+  return out;
+}
+
+traffic matmul_traffic_estimate(const matmul_problem& p, int rank) {
+  if (p.alg != matmul_algorithm::summa || p.a.nranks() <= 64) return matmul_traffic(p, rank);
+  // Conversions to and from block-cyclic move nearly every element of a block
+  // ((P-1)/P of it) to about as many peers as the block touches.
+  const auto L = summa_layouts_of(p);
+  const int P = p.a.nranks();
+  auto conv = [&](const distribution& d, std::int64_t peers) {
+    const std::int64_t b = d.local_size(rank) * p.elem;
+    return traffic{b - b / P, b > 0 ? std::min<std::int64_t>(P - 1, peers) : 0};
+  };
+  const std::int64_t peers = std::int64_t(L.c.prow()) * L.c.pcol();
+  return conv(p.a, peers) + conv(p.b, peers) + conv(L.c, peers) + pgemm_model(L, p.elem, rank);
+}
+
+double matmul_flops(const matmul_problem& p) {
+  const int P = p.a.nranks();
+  const double m = double(p.a.shape()[0]), k = double(p.a.shape()[1]), n = double(p.b.shape()[1]);
+  auto max_ext = [&](const layout& l, int axis) {
+    std::int64_t mx = 0;
+    if (!is_split(l, axis)) return double(l.shape()[std::size_t(axis)]);
+    for (auto e : l.extents()) mx = std::max(mx, e);
+    return double(mx);
+  };
+  switch (p.alg) {
+    case matmul_algorithm::local: return 2 * max_ext(p.a, 0) * k * max_ext(p.b, 1);
+    case matmul_algorithm::ring_b: return 2 * max_ext(p.a, 0) * k * n;
+    case matmul_algorithm::ring_a: return 2 * m * k * max_ext(p.b, 1);
+    case matmul_algorithm::reduce_scatter:
+    case matmul_algorithm::allreduce: return 2 * m * max_ext(p.a, 1) * n;
+    case matmul_algorithm::summa: return 2 * m * n * k / P;
+  }
+  return 0;
+}
+
+std::int64_t matmul_workspace(const matmul_problem& p) {
+  auto max_block = [](const layout& l) {
+    std::int64_t mx = 0;
+    for (int q = 0; q < l.nranks(); ++q) mx = std::max(mx, l.local_size(q));
+    return mx;
+  };
+  switch (p.alg) {
+    case matmul_algorithm::local: return 0;
+    case matmul_algorithm::ring_b: return 2 * max_block(p.b) * p.elem;
+    case matmul_algorithm::ring_a: return 2 * max_block(p.a) * p.elem;
+    case matmul_algorithm::reduce_scatter: return p.c.shape()[0] * p.c.shape()[1] * p.elem;
+    case matmul_algorithm::allreduce: return 0;
+    case matmul_algorithm::summa: {
+      const auto L = summa_layouts_of(p);
+      std::int64_t w = 0;
+      for (const distribution* d : {static_cast<const distribution*>(&L.a), static_cast<const distribution*>(&L.b), static_cast<const distribution*>(&L.c)}) {
+        std::int64_t mx = 0;
+        for (int q = 0; q < d->nranks(); ++q) mx = std::max(mx, d->local_size(q));
+        w += mx;
+      }
+      return w * p.elem;
+    }
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+template <class T>
+void local_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
+                std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (k == 0) {
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+      return;
+    }
+    // row-major C = A B is column-major C^T = B^T A^T
+    lapack::gemm<T>(false, false, n, m, k, T(1), b, ldb, a, lda, beta, c, ldc);
+  } else {
+    for (std::int64_t i = 0; i < m; ++i) {
+      T* ci = c + i * ldc;
+      for (std::int64_t j = 0; j < n; ++j) ci[j] = beta == T(0) ? T(0) : beta * ci[j];
+      for (std::int64_t l = 0; l < k; ++l) {
+        const T x = a[i * lda + l];
+        const T* bl = b + l * ldb;
+        for (std::int64_t j = 0; j < n; ++j) ci[j] += x * bl[j];
+      }
+    }
+  }
+}
+
+namespace {
+
+constexpr int ring_tag = 0x454d;  // "EM"
+
+// Passes every rank's block once around the ring (to rank - 1, from rank + 1),
+// calling compute(q, block of rank q) for q = rank, rank + 1, ...; the next block
+// is in flight while the current one is multiplied. Two buffers of the largest
+// block: no rank ever holds a whole operand.
+template <class T, class F>
+void ring(const communicator& comm, const std::vector<std::int64_t>& blocks, const T* own, F&& compute) {
+  const int P = comm.size(), r = comm.rank();
+  std::int64_t mx = 0;
+  for (auto b : blocks) mx = std::max(mx, b);
+  std::shared_ptr<T[]> buf[2];
+  if (P > 1)
+    for (auto& b : buf) b = detail::allocate<T>(std::max<std::int64_t>(mx, 1));
+  const T* cur = own;
+  const std::int64_t chunk = max_msg();
+  for (int s = 0; s < P; ++s) {
+    const int q = (r + s) % P;
+    std::vector<MPI_Request> reqs;
+    if (s + 1 < P) {
+      const int left = (r - 1 + P) % P, right = (r + 1) % P;
+      const int nq = (r + s + 1) % P;
+      char* in = reinterpret_cast<char*>(buf[s % 2].get());
+      const std::int64_t in_bytes = blocks[std::size_t(nq)] * std::int64_t(sizeof(T));
+      for (std::int64_t off = 0; off < in_bytes; off += chunk) {
+        reqs.emplace_back();
+        comm.irecv_bytes(in + off, std::min(chunk, in_bytes - off), right, ring_tag, &reqs.back());
+      }
+      const char* outp = reinterpret_cast<const char*>(cur);
+      const std::int64_t out_bytes = blocks[std::size_t(q)] * std::int64_t(sizeof(T));
+      for (std::int64_t off = 0; off < out_bytes; off += chunk) {
+        reqs.emplace_back();
+        comm.isend_bytes(outp + off, std::min(chunk, out_bytes - off), left, ring_tag, &reqs.back());
+      }
+    }
+    compute(q, cur);
+    communicator::wait_all(reqs);
+    if (s + 1 < P) cur = buf[s % 2].get();
+  }
+}
+
+}  // namespace
+
+template <class T>
+void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, const T* b, T* c) {
+  validate(p);
+  const int r = comm.rank();
+  const std::int64_t m = p.a.shape()[0], k = p.a.shape()[1], n = p.b.shape()[1];
+  switch (p.alg) {
+    case matmul_algorithm::local: {
+      const std::int64_t mr = local_extent(p.a, 0, r), nc = local_extent(p.b, 1, r);
+      local_gemm<T>(mr, nc, k, a, k, b, nc, T(0), c, nc);
+      return;
+    }
+    case matmul_algorithm::ring_b: {
+      const std::int64_t mr = p.a.extent(r);
+      if (is_split(p.b, 0)) {
+        bool first = true;
+        ring<T>(comm, ring_blocks(p.b), b, [&](int q, const T* blk) {
+          const std::int64_t kq = p.b.extent(q);
+          if (kq == 0) return;
+          local_gemm<T>(mr, n, kq, a + p.b.offset(q), k, blk, n, first ? T(0) : T(1), c, n);
+          first = false;
+        });
+        if (first) std::fill_n(c, mr * n, T(0));
+      } else {
+        ring<T>(comm, ring_blocks(p.b), b, [&](int q, const T* blk) {
+          const std::int64_t nq = p.b.extent(q);
+          local_gemm<T>(mr, nq, k, a, k, blk, nq, T(0), c + p.b.offset(q), n);
+        });
+      }
+      return;
+    }
+    case matmul_algorithm::ring_a: {
+      const std::int64_t nc = p.b.extent(r);
+      if (is_split(p.a, 0)) {
+        ring<T>(comm, ring_blocks(p.a), a, [&](int q, const T* blk) {
+          local_gemm<T>(p.a.extent(q), nc, k, blk, k, b, nc, T(0), c + p.a.offset(q) * nc, nc);
+        });
+      } else {
+        bool first = true;
+        ring<T>(comm, ring_blocks(p.a), a, [&](int q, const T* blk) {
+          const std::int64_t kq = p.a.extent(q);
+          if (kq == 0) return;
+          local_gemm<T>(m, nc, kq, blk, kq, b + p.a.offset(q) * nc, nc, first ? T(0) : T(1), c, nc);
+          first = false;
+        });
+        if (first) std::fill_n(c, m * nc, T(0));
+      }
+      return;
+    }
+    case matmul_algorithm::reduce_scatter:
+    case matmul_algorithm::allreduce: {
+      const std::int64_t kr = p.a.extent(r);
+      const bool rs = p.alg == matmul_algorithm::reduce_scatter;
+      std::shared_ptr<T[]> partial = rs ? detail::allocate<T>(std::max<std::int64_t>(m * n, 1)) : nullptr;
+      T* out = rs ? partial.get() : c;
+      local_gemm<T>(m, n, kr, a, kr, b, n, T(0), out, n);
+      if (rs) {
+        auto counts = reduce_scatter_counts(p);
+        T dummy{};
+        T* recv = p.c.local_size(r) > 0 ? c : &dummy;
+        detail::check_mpi(MPI_Reduce_scatter(partial.get(), recv, counts.data(), detail::mpi_type<T>(), MPI_SUM,
+                                             comm.native()),
+                          "MPI_Reduce_scatter");
+        comm.count(matmul_traffic(p, r));
+      } else {
+        comm.allreduce(c, m * n, reduce_op::sum);
+      }
+      return;
+    }
+    case matmul_algorithm::summa: {
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        const auto L = summa_layouts_of(p);
+        const auto& g = scalapack::grid::get(comm, L.c.prow(), L.c.pcol());
+        auto A = detail::allocate<T>(std::max<std::int64_t>(L.a.local_size(r), 1));
+        auto B = detail::allocate<T>(std::max<std::int64_t>(L.b.local_size(r), 1));
+        auto C = detail::allocate<T>(std::max<std::int64_t>(L.c.local_size(r), 1));
+        exchange(p.a, L.a, r, sizeof(T)).run(comm, a, A.get());
+        exchange(p.b, L.b, r, sizeof(T)).run(comm, b, B.get());
+        if (k == 0) {
+          std::fill_n(C.get(), L.c.local_size(r), T(0));
+        } else if (m > 0 && n > 0) {
+          scalapack::pgemm<T>('N', 'N', int(m), int(n), int(k), T(1), A.get(), scalapack::describe(L.a, g, r), B.get(),
+                              scalapack::describe(L.b, g, r), T(0), C.get(), scalapack::describe(L.c, g, r));
+          comm.count(pgemm_model(L, p.elem, r));
+        }
+        exchange(L.c, p.c, r, sizeof(T)).run(comm, C.get(), c);
+      } else {
+        throw type_error("ember::matmul: the ScaLAPACK algorithm takes float or double operands");
+      }
+      return;
+    }
+  }
+}
+
+#define EMBER_MATMUL(T)                                                                                       \
+  template void run_matmul<T>(const matmul_problem&, const communicator&, const T*, const T*, T*);            \
+  template void local_gemm<T>(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,    \
+                              std::int64_t, T, T*, std::int64_t);
+EMBER_MATMUL(float)
+EMBER_MATMUL(double)
+EMBER_MATMUL(std::int32_t)
+EMBER_MATMUL(std::int64_t)
+#undef EMBER_MATMUL
+
+}  // namespace ember
