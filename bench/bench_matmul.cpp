@@ -1,3 +1,64 @@
-// placeholder: being written
+// matmul benchmark (2 ranks, one BLAS thread per rank): ember::matmul of n x n
+// doubles for every split pair of A and B, against the baseline the issue names:
+// one local dgemm per rank of the same flops divided over the ranks (an n/P x n
+// times n x n product), with no communication at all. Also prints the algorithm
+// the planner chose and what plan_for picks at 2 and 4096 ranks.
+#include <string>
+
 #include <ember.hpp>
-int main(int argc, char** argv) { ember::environment env(argc, argv); return 0; }
+
+#include "bench_util.hpp"
+
+int main(int argc, char** argv) {
+  ember::environment env(argc, argv);
+  const auto& w = ember::world();
+  const int rank = w.rank(), P = w.size();
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const std::int64_t n = argc > 1 ? std::stoll(argv[1]) : 2048;
+  const int reps = argc > 2 ? std::stoi(argv[2]) : 3;
+  if (rank == 0) std::printf("ember matmul benchmarks: %d ranks, %lld x %lld doubles, median of %d\n", P, (long long)n, (long long)n, reps);
+
+  // baseline: the same flops divided over the ranks, local dgemm only
+  const std::int64_t rows = (n + P - 1) / P;
+  auto la = ember::detail::allocate<double>(rows * n), lb = ember::detail::allocate<double>(n * n),
+       lc = ember::detail::allocate<double>(rows * n);
+  std::fill_n(la.get(), rows * n, 0.5);
+  std::fill_n(lb.get(), n * n, 0.25);
+  const double t_base = bench::time_collective(comm, reps, [&] {
+    ember::local_gemm<double>(rows, n, n, la.get(), n, lb.get(), n, 0.0, lc.get(), n);
+  });
+  if (rank == 0) std::printf("baseline local dgemm (%lld x %lld x %lld per rank): %.3f s\n", (long long)rows, (long long)n, (long long)n, t_base);
+
+  const ember::split_axis splits[] = {ember::split_axis{0}, ember::split_axis{1}, ember::split_axis{}};
+  auto text = [](ember::split_axis s) { return s ? std::to_string(*s) : std::string("none"); };
+  double worst = 0;
+  for (auto sa : splits)
+    for (auto sb : splits) {
+      auto A = ember::random::randn<double>({n, n}, {.split = sa});
+      auto B = ember::random::randn<double>({n, n}, {.split = sb});
+      ember::dndarray<double, 2> C = ember::matmul(A, B);
+      const auto p = ember::explain(ember::matmul(A, B));
+      std::string alg = "?";
+      for (const auto& s : p.steps)
+        if (s.product) alg = ember::name(s.product->alg);
+      const double t = bench::time_collective(comm, reps, [&] { C = ember::matmul(A, B); });
+      worst = std::max(worst, t / t_base);
+      bench::report(rank, ("matmul A split " + text(sa) + " x B split " + text(sb) + " / local dgemm").c_str(), t / t_base,
+                    "<=", 1.15, alg + ", " + std::to_string(p.max_rank().bytes >> 10) + " KiB/rank moved");
+    }
+  bench::report(rank, "matmul, worst split pair / local dgemm", worst, "<=", 1.15, "");
+
+  // the 2-D algorithm at scale, a 1-D one on 2 ranks (plans only, nothing runs)
+  const std::int64_t N = 65536;
+  ember::dndarray<double, 2> Ab(ember::layout::balanced({N, N}, 0, P), w, std::shared_ptr<double[]>());
+  for (int ranks : {2, 64, 4096}) {
+    const auto p = ember::plan_for(ember::matmul(Ab, Ab), ranks);
+    std::string alg;
+    for (const auto& s : p.steps)
+      if (s.product) alg = ember::name(s.product->alg);
+    if (rank == 0)
+      std::printf("plan_for(matmul(A, B), %d), %lld^2 split 0: %s, %.1f MiB/rank predicted\n", ranks, (long long)N,
+                  alg.c_str(), double(p.max_rank().bytes) / (1 << 20));
+  }
+  return 0;
+}

@@ -1,6 +1,6 @@
 // Inspecting communication plans: the same expression planned for 4, 64, 1024
 // and 65536 ranks, without running anything (plan_for never calls MPI), with the
-// predicted traffic per rank, and its Graphviz export.
+// predicted traffic per rank, and its Graphviz export; then a matrix product.
 //
 //   build/examples/plans            (one process is enough)
 //   build/examples/plans --dot > plan.dot && dot -Tsvg plan.dot > plan.svg
@@ -30,5 +30,16 @@ int main(int argc, char** argv) {
     std::cout << p << '\n';
   }
   std::cout << "the same for 4 ranks as JSON:\n" << ember::plan_for(e, 4).to_json();
+
+  // A product: the planner picks the algorithm (allgather + local product or a
+  // ring on few ranks, ScaLAPACK's 2-D SUMMA where per-rank traffic must shrink
+  // like 1/sqrt(P)), and the addition after it fuses into one pass.
+  const std::int64_t n = 1 << 16;
+  ember::dndarray<double, 2> A(ember::layout::balanced({n, n}, 0, ember::world().size()), ember::world(),
+                               std::shared_ptr<double[]>());
+  ember::dndarray<double, 2> C(ember::layout::balanced({n, n}, 1, ember::world().size()), ember::world(),
+                               std::shared_ptr<double[]>());
+  std::cout << "\nexpression: matmul(A, A) + C, A: (65536, 65536) split 0, C split 1\n\n";
+  for (int P : {2, 64, 4096}) std::cout << ember::plan_for(ember::matmul(A, A) + C, P) << '\n';
   return 0;
 }

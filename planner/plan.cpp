@@ -491,7 +491,10 @@ class planner_impl {
       // ScaLAPACK from wherever the operands are
       if ((n.dtype == 4 || n.dtype == 5) && m > 0 && k > 0 && nn > 0)
         for (const auto& la : va)
-          for (const auto& lb : vb) consider(A::summa, la, lb, layout::balanced(C2, c_axis, P));
+          for (const auto& lb : vb) {
+            consider(A::summa, la, lb, layout::balanced(C2, c_axis, P));
+            if (n.shape.size() == 2) consider(A::summa, la, lb, layout::balanced(C2, 1, P));
+          }
     }
     if (cands.empty()) throw value_error("ember::planner: no matmul algorithm applies to shapes " +
                                          detail::shape_str(sa) + " and " + detail::shape_str(sb));
@@ -552,7 +555,7 @@ class planner_impl {
       s.product = c.product;
       s.memory = c.memory;
       s.text = "matmul(" + args + ") by " + name(c.product->alg);
-      accumulate(s.traffic, matmul_traffic_all(*c.product, !per_rank_), per_rank_);
+      accumulate(s.traffic, matmul_traffic_all(*c.product, true), per_rank_);
     }
     s.output = new_value(p, G.root, c.out);
     const int out = s.output;

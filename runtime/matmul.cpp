@@ -203,12 +203,19 @@ std::vector<traffic> matmul_traffic_all(const matmul_problem& p, bool estimate) 
     for (auto& x : out) x = t;
     return out;
   }
-  for (int r = 0; r < P; ++r) out[std::size_t(r)] = estimate ? matmul_traffic_estimate(p, r) : matmul_traffic(p, r);
+  // summa: the exact conversions intersect every block with every slab, O(blocks)
+  // per rank; beyond a budget of blocks the planner's view is the estimate.
+  const auto L = summa_layouts_of(p);
+  auto blocks = [](const scalapack::block_cyclic& b) {
+    return ((b.rows() + b.mb() - 1) / b.mb()) * ((b.cols() + b.nb() - 1) / b.nb());
+  };
+  const bool exact = !estimate || (P <= 64 && blocks(L.a) + blocks(L.b) + blocks(L.c) <= (1 << 14));
+  for (int r = 0; r < P; ++r) out[std::size_t(r)] = exact ? matmul_traffic(p, r) : matmul_traffic_estimate(p, r);
   return out;
 }
 
 traffic matmul_traffic_estimate(const matmul_problem& p, int rank) {
-  if (p.alg != matmul_algorithm::summa || p.a.nranks() <= 64) return matmul_traffic(p, rank);
+  if (p.alg != matmul_algorithm::summa) return matmul_traffic(p, rank);
   // Conversions to and from block-cyclic move nearly every element of a block
   // ((P-1)/P of it) to about as many peers as the block touches.
   const auto L = summa_layouts_of(p);

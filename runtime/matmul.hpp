@@ -53,8 +53,10 @@ summa_layouts summa_layouts_of(const matmul_problem& p);
 traffic matmul_traffic(const matmul_problem& p, int rank);
 // Estimate for planning over many ranks (summa conversions as (P-1)/P of a block).
 traffic matmul_traffic_estimate(const matmul_problem& p, int rank);
-// Every rank's traffic, O(P) for the rings and collectives (the planner's view);
-// `estimate`: summa's conversions estimated beyond 64 ranks.
+// Every rank's traffic, O(P) for the rings and collectives (the planner's view).
+// `estimate`: summa's conversions are estimated when computing them exactly would
+// intersect too many blocks (more than 64 ranks or 16384 blocks); the executor's
+// counters then differ from the plan's per-rank figure for that step.
 std::vector<traffic> matmul_traffic_all(const matmul_problem& p, bool estimate);
 // Floating-point operations on the busiest rank.
 double matmul_flops(const matmul_problem& p);
