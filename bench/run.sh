@@ -11,6 +11,8 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_par"
+mpirun -n 4 --oversubscribe "$build/bench/bench_par"
 
 # Compile times, with the flags the build uses, so they never silently grow:
 # a TU that uses the public header (quickstart) and one with a 20-node expression.

@@ -14,9 +14,10 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes"]
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
-           ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"])]
+           ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
+           ("examples dataparallel, box_reshape at 1-4 ranks", ["bash", "tests/run_examples_dataparallel.sh"])]
 
 
 def parse_reports(prefix, nranks):

@@ -1,0 +1,3 @@
+// placeholder: being written
+#pragma once
+#include "dndarray.hpp"

@@ -1,0 +1,3 @@
+// placeholder: being written
+#include <ember.hpp>
+int main(int argc, char** argv) { ember::environment env(argc, argv); return 0; }
