@@ -77,10 +77,10 @@ struct candidate {
   layout out;
   double cost = 0;
   double input_cost = 0;  // the part of `cost` spent moving inputs
-  std::vector<int> child_choice;  // per boundary: chosen candidate of a child group (-1 for leaves)
+  std::vector<int> child_choice{};  // per boundary: chosen candidate of a child group (-1 for leaves)
   // operations (matmul, transpose): the layout each operand must have, the product
-  std::vector<layout> need;
-  std::optional<matmul_problem> product;
+  std::vector<layout> need{};
+  std::optional<matmul_problem> product{};
   std::int64_t memory = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -52,6 +53,43 @@ std::int64_t volume(const index_vec& ext) {
   return v;
 }
 
+// Copies `count` elements between a strided buffer (stride in elements) and a
+// packed one; U is an unsigned type of the element's size (bytes are moved, not
+// values: memcpy keeps it free of aliasing and alignment assumptions).
+template <class U>
+void strided_copy(char* strided, char* packed, std::int64_t count, std::int64_t stride, bool pack) {
+  const std::int64_t step = stride * std::int64_t(sizeof(U));
+  for (std::int64_t i = 0; i < count; ++i) {
+    U v;
+    if (pack) {
+      std::memcpy(&v, strided + i * step, sizeof(U));
+      std::memcpy(packed + i * std::int64_t(sizeof(U)), &v, sizeof(U));
+    } else {
+      std::memcpy(&v, packed + i * std::int64_t(sizeof(U)), sizeof(U));
+      std::memcpy(strided + i * step, &v, sizeof(U));
+    }
+  }
+}
+
+// A 2-D copy between two strided buffers (element strides ss, ds), in 32 x 32
+// tiles so a transposing copy reads and writes whole cache lines.
+template <class U>
+void tiled_copy_2d(const char* src, char* dst, std::int64_t e0, std::int64_t e1, std::int64_t ss0, std::int64_t ss1,
+                   std::int64_t ds0, std::int64_t ds1) {
+  constexpr std::int64_t tile = 32;
+  const std::int64_t es = std::int64_t(sizeof(U));
+  for (std::int64_t i0 = 0; i0 < e0; i0 += tile)
+    for (std::int64_t j0 = 0; j0 < e1; j0 += tile) {
+      const std::int64_t i1 = std::min(e0, i0 + tile), j1 = std::min(e1, j0 + tile);
+      for (std::int64_t i = i0; i < i1; ++i)
+        for (std::int64_t j = j0; j < j1; ++j) {
+          U v;
+          std::memcpy(&v, src + (i * ss0 + j * ss1) * es, sizeof(U));
+          std::memcpy(dst + (i * ds0 + j * ds1) * es, &v, sizeof(U));
+        }
+    }
+}
+
 // Walks the runs of a list of segments on one side, in order, so a packed stream
 // can be produced or consumed in chunks of any size (bounded staging).
 class run_cursor {
@@ -63,6 +101,22 @@ class run_cursor {
   // Copies the next n bytes of the stream between `buf` and the strided buffer.
   void transfer(char* strided, char* buf, std::int64_t n, bool pack) {
     while (n > 0 && seg_ < segs_.size()) {
+      // Single elements (e.g. a row-major segment read into a column-major buffer,
+      // as block-cyclic conversion does): copy along the innermost dimension with
+      // a typed strided loop instead of one memcpy call per element.
+      if (view_.run_elems == 1 && pos_ == 0 && !idx_.empty() && (elem_ == 8 || elem_ == 4) && n >= elem_) {
+        const std::size_t d = idx_.size() - 1;
+        const std::int64_t count = std::min(view_.outer_ext[d] - idx_[d], n / elem_);
+        char* p = strided + base_ * elem_;
+        if (elem_ == 8) strided_copy<std::uint64_t>(p, buf, count, view_.outer_str[d], pack);
+        else strided_copy<std::uint32_t>(p, buf, count, view_.outer_str[d], pack);
+        buf += count * elem_;
+        n -= count * elem_;
+        idx_[d] += count - 1;  // next_run() advances the last one and carries
+        base_ += (count - 1) * view_.outer_str[d];
+        next_run();
+        continue;
+      }
       const std::int64_t run_bytes = view_.run_elems * elem_;
       const std::int64_t take = std::min(run_bytes - pos_, n);
       char* p = strided + (base_ * elem_) + pos_;
@@ -212,6 +266,15 @@ void copy_segment(const exchange_segment& s, const char* src, char* dst, std::si
     }
   const std::int64_t es = std::int64_t(elem_size);
   const std::size_t run_bytes = std::size_t(run * es);
+  // Element by element in two dimensions (a transposing copy, as between a
+  // row-major block and a column-major block-cyclic one): tiled, typed.
+  if (run == 1 && ext.size() == 2 && (es == 8 || es == 4)) {
+    const char* sp = src + s.src_offset * es;
+    char* dp = dst + s.dst_offset * es;
+    if (es == 8) tiled_copy_2d<std::uint64_t>(sp, dp, ext[0], ext[1], ss[0], ss[1], ds[0], ds[1]);
+    else tiled_copy_2d<std::uint32_t>(sp, dp, ext[0], ext[1], ss[0], ss[1], ds[0], ds[1]);
+    return;
+  }
   // Odometer over the outer dimensions.
   index_vec idx(ext.size(), 0);
   std::int64_t so = s.src_offset, dof = s.dst_offset;

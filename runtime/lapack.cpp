@@ -11,6 +11,8 @@ extern "C" {
 #define EMBER_DECL(p, T)                                                                                           \
   void p##gemm_(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,       \
                 const T*, const int*, const T*, T*, const int*);                                                    \
+  void p##syrk_(const char*, const char*, const int*, const int*, const T*, const T*, const int*, const T*, T*,     \
+                const int*);                                                                                       \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);                                 \
   void p##orgqr_(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*);              \
   void p##ormqr_(const char*, const char*, const int*, const int*, const int*, const T*, const int*, const T*, T*,  \
@@ -19,7 +21,8 @@ extern "C" {
                  const int*, int*, int*);                                                                           \
   void p##syevd_(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, int*, const int*, int*); \
   void p##potrf_(const char*, const int*, T*, const int*, int*);                                                    \
-  void p##gesv_(const int*, const int*, T*, const int*, int*, T*, const int*, int*);
+  void p##gesv_(const int*, const int*, T*, const int*, int*, T*, const int*, int*);                               \
+  void p##geqrt_(const int*, const int*, const int*, T*, const int*, T*, const int*, T*, int*);
 EMBER_DECL(d, double)
 EMBER_DECL(s, float)
 #undef EMBER_DECL
@@ -52,6 +55,15 @@ template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
     const int la = to_int(std::max<std::int64_t>(lda, 1), #p "gemm"), lb = to_int(std::max<std::int64_t>(ldb, 1), #p "gemm"), \
               lc = to_int(std::max<std::int64_t>(ldc, 1), #p "gemm");                                             \
     p##gemm_(&ca, &cb, &M, &N, &K, &alpha, a, &la, b, &lb, &beta, c, &lc);                                         \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void syrk<T>(char uplo, bool tr, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, T beta,  \
+               T* c, std::int64_t ldc) {                                                                           \
+    if (n == 0) return;                                                                                            \
+    const char ct = tr ? 'T' : 'N';                                                                                \
+    const int N = to_int(n, #p "syrk"), K = to_int(k, #p "syrk"), la = to_int(std::max<std::int64_t>(lda, 1), #p "syrk"), \
+              lc = to_int(std::max<std::int64_t>(ldc, 1), #p "syrk");                                              \
+    p##syrk_(&uplo, &ct, &N, &K, &alpha, a, &la, &beta, c, &lc);                                                   \
   }                                                                                                                \
   template <>                                                                                                      \
   void geqrf<T>(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau) {                                 \
@@ -131,6 +143,14 @@ template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
       throw value_error("ember::linalg::solve: the matrix is singular (U(" + std::to_string(info) + ", " +        \
                         std::to_string(info) + ") is exactly zero)");                                              \
     check_info(info, #p "gesv");                                                                                   \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void geqrt<T>(std::int64_t m, std::int64_t n, std::int64_t nb, T* a, std::int64_t lda, T* t, std::int64_t ldt) { \
+    int M = to_int(m, #p "geqrt"), N = to_int(n, #p "geqrt"), NB = to_int(nb, #p "geqrt"), info = 0;              \
+    int L = int(std::max<std::int64_t>(lda, 1)), LT = int(std::max<std::int64_t>(ldt, 1));                         \
+    std::vector<T> w(static_cast<std::size_t>(std::max<std::int64_t>(nb * n, 1)));                                \
+    p##geqrt_(&M, &N, &NB, a, &L, t, &LT, w.data(), &info);                                                        \
+    check_info(info, #p "geqrt");                                                                                  \
   }
 EMBER_IMPL(d, double)
 EMBER_IMPL(s, float)

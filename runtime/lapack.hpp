@@ -13,6 +13,11 @@ namespace ember::lapack {
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+// C = alpha op(A) op(A)^T + beta C, only the `uplo` ('U' or 'L') triangle of the
+// n x n C; op(A) is n x k (trans: A is stored k x n).
+template <class T>
+void syrk(char uplo, bool trans, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, T beta, T* c,
+          std::int64_t ldc);
 // Householder QR: R in the upper triangle, reflectors below, tau[min(m, n)].
 template <class T>
 void geqrf(std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* tau);
@@ -32,6 +37,11 @@ template <class T>
 void syevd(char jobz, char uplo, std::int64_t n, T* a, std::int64_t lda, T* w);
 template <class T>
 void potrf(char uplo, std::int64_t n, T* a, std::int64_t lda);
+// Householder QR with the compact WY representation: R in the upper triangle, the
+// reflectors V below, and the upper triangular nb x nb blocks T of Q = I - V T V^T
+// in t (ldt >= nb; with nb = min(m, n), one block: Q = I - V T V^T exactly).
+template <class T>
+void geqrt(std::int64_t m, std::int64_t n, std::int64_t nb, T* a, std::int64_t lda, T* t, std::int64_t ldt);
 // Solves A X = B in place (LU with partial pivoting).
 template <class T>
 void gesv(std::int64_t n, std::int64_t nrhs, T* a, std::int64_t lda, T* b, std::int64_t ldb);

@@ -190,6 +190,15 @@ void check_info(int info, const char* routine) {
 }
 constexpr int one = 1;
 template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
+// Workspace p?syevd's internal p?ormtr (NB^2 + NB (Np + Nq)) and p?lasrt
+// (Np (NB + Nq)) need beyond the query's answer, for A's local Np x Nq block.
+int syevd_extra(const descriptor& da) {
+  int nprow, npcol, myrow, mycol;
+  Cblacs_gridinfo(da.d[1], &nprow, &npcol, &myrow, &mycol);
+  const std::int64_t nb = std::max(da.d[4], da.d[5]);
+  const std::int64_t np = numroc(da.d[2], da.d[4], myrow, nprow), nq = numroc(da.d[3], da.d[5], mycol, npcol);
+  return int(2 * (nb + np) * (nb + nq) + da.d[2]);
+}
 }  // namespace
 
 #define EMBER_IMPL(p, T)                                                                                          \
@@ -259,7 +268,9 @@ template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
     T q{};                                                                                                        \
     p##syevd_(&jobz, &uplo, &n, a, &one, &one, da.d, w, z, &one, &one, dz.d, &q, &lw, &iq, &liw, &info);          \
     check_info(info, #p "syevd (workspace query)");                                                               \
-    lw = work_size(q);                                                                                            \
+    /* p?syevd's query undercounts what its p?ormtr and p?stedc/p?lasrt steps check     */                      \
+    /* for when the blocks are large next to N (Reference-ScaLAPACK issue #74): add it.  */                      \
+    lw = work_size(q) + syevd_extra(da);                                                                          \
     liw = std::max(iq, 1);                                                                                        \
     std::vector<T> wk(static_cast<std::size_t>(lw));                                                                           \
     std::vector<int> iw(static_cast<std::size_t>(liw));                                                                        \
