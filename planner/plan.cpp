@@ -254,16 +254,7 @@ class planner_impl {
           seen.push_back(key);
           cd.cost += move_cost(*node(b).lay, need, node(b).elem);
         } else {
-          const auto& child = groups_[std::size_t(group_of_.at(b))];
-          int bi = -1;
-          double bc = 0;
-          for (std::size_t cc = 0; cc < child.cands.size(); ++cc) {
-            const double x = child.cands[cc].cost + move_cost(child.cands[cc].out, need, node(b).elem);
-            if (bi < 0 || x < bc) {
-              bi = int(cc);
-              bc = x;
-            }
-          }
+          const auto [bc, bi] = operand_cost(b, need);
           cd.child_choice.push_back(bi);
           cd.cost += bc;
         }
