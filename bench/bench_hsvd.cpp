@@ -28,20 +28,6 @@ namespace {
 
 using i64 = std::int64_t;
 
-std::vector<double> time_min(MPI_Comm comm, int reps, const std::vector<std::function<void()>>& fs) {
-  for (const auto& f : fs) f();  // warm-up
-  std::vector<double> best(fs.size(), std::numeric_limits<double>::infinity());
-  for (int i = 0; i < reps; ++i)
-    for (std::size_t k = 0; k < fs.size(); ++k) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      fs[k]();
-      double dt = MPI_Wtime() - t0, mx = 0;
-      MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
-      best[k] = std::min(best[k], mx);
-    }
-  return best;
-}
 
 std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   char buf[160];
@@ -107,7 +93,7 @@ int main(int argc, char** argv) {
 
   ember::linalg::svd_result<double> exact, rs;
   ember::linalg::hsvd_result<double> hs;
-  const auto t = time_min(MPI_COMM_WORLD, reps,
+  const auto t = bench::time_interleaved(MPI_COMM_WORLD, reps,
                           {[&] { exact = ember::linalg::svd(A); }, [&] { hs = ember::linalg::hsvd_rank(A, r); },
                            [&] { rs = ember::linalg::rsvd(A, r); }});
   const std::string base = fmt("svd %.3f s", t[0]);

@@ -24,25 +24,6 @@
 
 namespace {
 
-// Minimum over `reps` runs (after one warm-up each) of the slowest rank's time,
-// for several functions run in turn within each repetition, so a change of load
-// on a shared machine hits the candidate and its baseline alike.
-std::vector<double> time_min(MPI_Comm comm, int reps, const std::vector<std::function<void()>>& fs,
-                             bool warm_up = true) {
-  if (warm_up)
-    for (const auto& f : fs) f();
-  std::vector<double> best(fs.size(), std::numeric_limits<double>::infinity());
-  for (int i = 0; i < reps; ++i)
-    for (std::size_t k = 0; k < fs.size(); ++k) {
-      MPI_Barrier(comm);
-      const double t0 = MPI_Wtime();
-      fs[k]();
-      double dt = MPI_Wtime() - t0, mx = 0;
-      MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
-      best[k] = std::min(best[k], mx);
-    }
-  return best;
-}
 
 std::string secs(double t) {
   char b[32];
@@ -93,7 +74,7 @@ int main(int argc, char** argv) {
     auto a = ember::random::randn<double>({N, N}, {.split = 1});
     const auto l = ember::scalapack::default_block_cyclic(N, N, P);
     raw_qr raw(a, l);
-    const auto t = time_min(comm, reps,
+    const auto t = bench::time_interleaved(comm, reps,
                             {[&] { raw(); }, [&] { auto [q, r] = ember::linalg::qr(a); },
                              [&] {  // the conversions alone, for the record
                                auto bc = ember::linalg::to_block_cyclic(a, l);
@@ -113,7 +94,7 @@ int main(int argc, char** argv) {
     const ember::scalapack::block_cyclic l_column(M, n, P, 1, ember::scalapack::default_block(M, P),
                                                  ember::scalapack::default_block(n, 1));
     raw_qr raw_default(a, l_default), raw_column(a, l_column);
-    const auto t = time_min(comm, reps,
+    const auto t = bench::time_interleaved(comm, reps,
                             {[&] { raw_default(); }, [&] { raw_column(); }, [&] { auto [q, r] = ember::linalg::qr(a); }});
     const double t_def = t[0], t_col = t[1], t_raw = std::min(t_def, t_col), t_ember = t[2];
     const std::string grid_d = std::to_string(l_default.prow()) + "x" + std::to_string(l_default.pcol());
@@ -139,7 +120,7 @@ int main(int argc, char** argv) {
     std::vector<double> s(static_cast<std::size_t>(K));
     // pdgesvd is slow (bidiagonalization is BLAS2-bound): timed once, no warm-up
     // (the grid and buffers exist already)
-    const auto t = time_min(comm, 1,
+    const auto t = bench::time_interleaved(comm, 1,
                             {[&] {
                                std::memcpy(work.local(), src.local(), std::size_t(l.local_size(rank)) * sizeof(double));
                                ember::scalapack::pgesvd<double>('V', 'V', int(M), int(K), work.local(), work.desc, s.data(),
@@ -148,7 +129,7 @@ int main(int argc, char** argv) {
                              [&] { auto [u, sv, v] = ember::linalg::svd(a); }},
                             false);
     const double t_raw = t[0];
-    const auto t2 = time_min(comm, reps, {[&] { auto [u, sv, v] = ember::linalg::svd(a); },
+    const auto t2 = bench::time_interleaved(comm, reps, {[&] { auto [u, sv, v] = ember::linalg::svd(a); },
                                           [&] { auto r = ember::linalg::svd(a, {.compute_uv = false}); }});
     const double t_ember = t2[0], t_vals = t2[1];
     if (rank == 0)

@@ -29,6 +29,26 @@ inline double time_collective(MPI_Comm comm, int reps, const std::function<void(
   return t[t.size() / 2];
 }
 
+// Minimum over `reps` runs of the slowest rank's time, for several functions run
+// in turn within each repetition, so a change of load on a shared machine hits a
+// candidate and its baseline alike. One warm-up run each unless told otherwise.
+inline std::vector<double> time_interleaved(MPI_Comm comm, int reps, const std::vector<std::function<void()>>& fs,
+                                            bool warm_up = true) {
+  if (warm_up)
+    for (const auto& f : fs) f();
+  std::vector<double> best(fs.size(), 1e300);
+  for (int i = 0; i < reps; ++i)
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      fs[k]();
+      double dt = MPI_Wtime() - t0, mx = 0;
+      MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, comm);
+      best[k] = std::min(best[k], mx);
+    }
+  return best;
+}
+
 // A memory figure of this process from /proc/self/status, in bytes: "VmHWM:" is
 // the peak resident set, "VmRSS:" the current one.
 inline long long status_bytes(const std::string& key) {

@@ -193,44 +193,34 @@ const communicator* comm_of(const X& x, const communicator* found = nullptr) {
   }
 }
 
-// Calls f(node) for the reduction node with pre-order id `target`.
-template <class X, class F>
-void visit_reduction(const X& x, int id, int target, F&& f) {
-  if constexpr (expr::is_reduction<X>::value) {
+// Calls f(node) for the node with pre-order id `target`, which is of a kind
+// `Is` accepts (f is instantiated for those node types only).
+template <template <class> class Is, class X, class F>
+void visit_node(const X& x, int id, int target, F&& f) {
+  if constexpr (Is<X>::value) {
     if (id == target) {
       f(x);
       return;
     }
-    visit_reduction(x.arg, id + 1, target, f);
+  }
+  if constexpr (expr::is_reduction<X>::value) {
+    visit_node<Is>(x.arg, id + 1, target, f);
   } else if constexpr (requires { x.args; }) {
     int next = id + 1;
     hana::for_each(x.args, [&](const auto& a) {
       constexpr int sz = std::remove_cvref_t<decltype(a)>::size;
-      if (target >= next && target < next + sz) visit_reduction(a, next, target, f);
+      if (target >= next && target < next + sz) visit_node<Is>(a, next, target, f);
       next += sz;
     });
   }
 }
-
-// Calls f(node) for the matmul/transpose node with pre-order id `target`.
+template <class X, class F>
+void visit_reduction(const X& x, int id, int target, F&& f) {
+  visit_node<expr::is_reduction>(x, id, target, f);
+}
 template <class X, class F>
 void visit_op(const X& x, int id, int target, F&& f) {
-  if constexpr (expr::is_op_node<X>::value) {
-    if (id == target) {
-      f(x);
-      return;
-    }
-  }
-  if constexpr (expr::is_reduction<X>::value) {
-    visit_op(x.arg, id + 1, target, f);
-  } else if constexpr (requires { x.args; }) {
-    int next = id + 1;
-    hana::for_each(x.args, [&](const auto& a) {
-      constexpr int sz = std::remove_cvref_t<decltype(a)>::size;
-      if (target >= next && target < next + sz) visit_op(a, next, target, f);
-      next += sz;
-    });
-  }
+  visit_node<expr::is_op_node>(x, id, target, f);
 }
 
 // Calls f(node) for the elementwise operand of a matmul/transpose with id

@@ -572,19 +572,7 @@ class planner_impl {
     for (std::size_t bi = 0; bi < G.boundaries.size(); ++bi) {
       const int b = G.boundaries[bi];
       const layout need = needed_layout(c.iter, node(b).shape);
-      int v;
-      if (node(b).kind == node_kind::leaf) {
-        v = p.leaf_value[std::size_t(b)];
-        if (!(p.values[std::size_t(v)] == need)) {
-          auto key = std::make_pair(leaf_key(b), layout_hash(need));
-          auto it = moved_leaf_.find(key);
-          if (it != moved_leaf_.end() && p.values[std::size_t(it->second)] == need) v = it->second;  // moved once
-          else v = moved_leaf_[key] = emit_move(p, b, v, need);
-        }
-      } else {
-        v = emit(p, group_of_.at(b), c.child_choice[bi]);
-        if (!(p.values[std::size_t(v)] == need)) v = emit_move(p, b, v, need);
-      }
+      const int v = operand_value(p, b, node(b).kind == node_kind::leaf ? -1 : c.child_choice[bi], need);
       k.bindings.emplace_back(b, v);
     }
     k.from = c.iter;

@@ -51,5 +51,17 @@ inline std::string axis_str(std::optional<int> axis) {
   return axis ? std::to_string(*axis) : std::string("none");
 }
 
+// LAPACK-style INFO: negative names an illegal argument, positive a failure.
+// `where` is "ember::lapack: dgeqrf" or the like.
+inline void check_info(int info, const std::string& where) {
+  if (info < 0) throw value_error(where + ": argument " + std::to_string(-info) + " had an illegal value");
+  if (info > 0) throw value_error(where + " failed (info " + std::to_string(info) + ")");
+}
+// Workspace size from a LAPACK workspace query's answer.
+template <class T>
+int work_size(T w) {
+  return w + 1 > T(1) ? int(w) + 1 : 1;
+}
+
 }  // namespace detail
 }  // namespace ember

@@ -36,13 +36,8 @@ int to_int(std::int64_t v, const char* routine) {
                       " exceeds the 32-bit LAPACK interface");
   return int(v);
 }
-void check_info(int info, const char* routine) {
-  if (info < 0)
-    throw value_error(std::string("ember::lapack: ") + routine + ": argument " + std::to_string(-info) +
-                      " had an illegal value");
-  if (info > 0) throw value_error(std::string("ember::lapack: ") + routine + " failed (info " + std::to_string(info) + ")");
-}
-template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
+void check_info(int info, const char* routine) { detail::check_info(info, std::string("ember::lapack: ") + routine); }
+using detail::work_size;
 }  // namespace
 
 #define EMBER_IMPL(p, T)                                                                                           \

@@ -181,15 +181,9 @@ descriptor describe(const block_cyclic& l, const grid& g, int rank) {
 }
 
 namespace {
-void check_info(int info, const char* routine) {
-  if (info < 0)
-    throw value_error(std::string("ember::scalapack: ") + routine + ": argument " + std::to_string(-info) +
-                      " had an illegal value");
-  if (info > 0)
-    throw value_error(std::string("ember::scalapack: ") + routine + " failed (info " + std::to_string(info) + ")");
-}
+void check_info(int info, const char* routine) { detail::check_info(info, std::string("ember::scalapack: ") + routine); }
 constexpr int one = 1;
-template <class T> int work_size(T w) { return std::max(1, int(w) + 1); }
+using detail::work_size;
 // Workspace p?syevd's internal p?ormtr (NB^2 + NB (Np + Nq)) and p?lasrt
 // (Np (NB + Nq)) need beyond the query's answer, for A's local Np x Nq block.
 int syevd_extra(const descriptor& da) {
