@@ -26,3 +26,4 @@
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"
+#include "io/io.hpp"

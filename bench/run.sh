@@ -13,6 +13,8 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_par"
 mpirun -n 4 --oversubscribe "$build/bench/bench_par"
+# 1 GiB .npy save/load vs raw MPI-IO and np.load + scatter (size in MiB: BENCH_IO_MIB).
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_io" "${BENCH_IO_MIB:-1024}"
 
 # Compile times, with the flags the build uses, so they never silently grow:
 # a TU that uses the public header (quickstart) and one with a 20-node expression.

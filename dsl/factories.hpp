@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "broadcast.hpp"
 #include "dndarray.hpp"
 
 namespace ember {
@@ -24,6 +25,10 @@ struct array_options {
   split_axis split = none;     // data is global (every rank has it): keep my slice
   split_axis is_split = none;  // data is my block of a global array joined along this axis
   std::optional<communicator> comm = std::nullopt;
+  // Only this rank has the data: the others may pass empty data, the shape and
+  // values are the root's, broadcast (split none) or scattered (split k) from it
+  // (dsl/broadcast.hpp). Not with is_split.
+  std::optional<int> root = std::nullopt;
 };
 
 namespace detail {
@@ -242,12 +247,23 @@ dndarray<T, N> slice_global(const T* data, const std::array<std::int64_t, N>& sh
   return a;
 }
 
+// `nvalues`: how many values the caller passed when that is not implied by the
+// shape (a span); only checked here for data that comes from a root.
 template <dtype T, int N>
-dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape, const array_options& o) {
+dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape, const array_options& o,
+                         std::int64_t nvalues = -1) {
   const auto& c = comm_of(o.comm);
   if (o.split && o.is_split)
     throw value_error("ember::array: give either split (data is global) or is_split (data is this rank's block), "
                       "not both (split=" + axis_str(o.split) + ", is_split=" + axis_str(o.is_split) + ")");
+  if (o.root && o.is_split)
+    throw value_error("ember::array: root (only that rank has the data) and is_split (every rank has its block) "
+                      "exclude each other (root=" + std::to_string(*o.root) + ", is_split=" + axis_str(o.is_split) + ")");
+  if (o.root) {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return from_root<T, N>(data, nvalues >= 0 ? nvalues : n, shape, o.split, *o.root, c);
+  }
   for (int d = 0; d < N; ++d)
     if (shape[d] < 0) throw value_error("ember::array: negative extent in shape " + shape_str(shape));
   if (o.is_split) return join_blocks<T, N>(data, shape, *o.is_split, c);
@@ -275,10 +291,11 @@ dndarray<T, int(N)> array(std::span<const T> data, const std::array<std::int64_t
                           const array_options& o = {}) {
   std::int64_t n = 1;
   for (auto s : shape) n *= s;
-  if (std::int64_t(data.size()) != n)
+  // With a root only the root's data counts (checked there, on every rank).
+  if (!o.root && std::int64_t(data.size()) != n)
     throw shape_error("ember::array: " + std::to_string(data.size()) + " values do not fill shape " +
                       detail::shape_str(shape));
-  return detail::from_data<T, int(N)>(data.data(), shape, o);
+  return detail::from_data<T, int(N)>(data.data(), shape, o, std::int64_t(data.size()));
 }
 // (Options are required here so that array(vector, {.split = 0}) stays unambiguous.)
 template <dtype T, std::size_t N>

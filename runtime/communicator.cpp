@@ -72,6 +72,7 @@ std::int64_t chunk_elems(std::size_t elem_size) {
 struct comm_state {
   MPI_Comm comm = MPI_COMM_NULL;
   mutable traffic sent;
+  mutable std::uint64_t sequence = 0;
   ~comm_state() {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -116,6 +117,31 @@ void communicator::isend_bytes(const void* buf, std::int64_t bytes, int peer, in
 void communicator::irecv_bytes(void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const {
   detail::check_mpi(MPI_Irecv(buf, int(bytes), MPI_BYTE, peer, tag, native(), req), "MPI_Irecv");
 }
+
+void communicator::send_bytes(const void* buf, std::int64_t bytes, int peer, int tag) const {
+  detail::check_mpi(MPI_Send(buf, int(bytes), MPI_BYTE, peer, tag, native()), "MPI_Send");
+  count({bytes, 1});
+}
+
+int communicator::recv_message(std::vector<char>& out, int peer, int tag) const {
+  MPI_Status st;
+  detail::check_mpi(MPI_Probe(peer, tag, native(), &st), "MPI_Probe");
+  int n = 0;
+  MPI_Get_count(&st, MPI_BYTE, &n);
+  out.resize(std::size_t(n));
+  // Receive from the probed source exactly: with MPI_ANY_SOURCE another sender's
+  // message could otherwise be matched instead.
+  detail::check_mpi(MPI_Recv(out.data(), n, MPI_BYTE, st.MPI_SOURCE, tag, native(), MPI_STATUS_IGNORE), "MPI_Recv");
+  return st.MPI_SOURCE;
+}
+
+int communicator::recv_bytes(void* buf, std::int64_t bytes, int peer, int tag) const {
+  MPI_Status st;
+  detail::check_mpi(MPI_Recv(buf, int(bytes), MPI_BYTE, peer, tag, native(), &st), "MPI_Recv");
+  return st.MPI_SOURCE;
+}
+
+std::uint64_t communicator::next_sequence() const { return state_->sequence++; }
 
 void communicator::wait_all(std::vector<MPI_Request>& reqs) {
   if (reqs.empty()) return;

@@ -86,6 +86,23 @@ class communicator {
   void irecv_bytes(void* buf, std::int64_t bytes, int peer, int tag, MPI_Request* req) const;
   static void wait_all(std::vector<MPI_Request>& reqs);
 
+  // Blocking point-to-point of raw bytes, one message (callers chunk above
+  // config().max_message_bytes). Counted on send. Used by ember::par's protocols.
+  void send_bytes(const void* buf, std::int64_t bytes, int peer, int tag) const;
+  // Receives the next message with `tag` from `peer` (or MPI_ANY_SOURCE) whatever
+  // its size: probes, resizes `out` to fit, receives. Returns the source rank.
+  int recv_message(std::vector<char>& out, int peer, int tag) const;
+  // Receives raw bytes into a buffer of known size; returns the source rank.
+  int recv_bytes(void* buf, std::int64_t bytes, int peer, int tag) const;
+
+  // A per-communicator counter (shared by copies of this communicator). Every
+  // ember operation that must be matched across ranks in program order (a managed
+  // loop, a symmetric allocation) takes the next value, so the value is the same
+  // on every rank as long as the ranks run those operations in the same order:
+  // ember::par derives message tags from it, symmetric memory checks its release
+  // order with it.
+  std::uint64_t next_sequence() const;
+
   // Allgatherv of bytes, counts and displacements in units of `unit` bytes
   // (all must fit in int). Counted with the allgather model.
   void allgatherv_bytes(const void* send, std::int64_t send_units, void* recv,
