@@ -49,6 +49,25 @@ inline std::vector<double> time_interleaved(MPI_Comm comm, int reps, const std::
   return best;
 }
 
+// Median over `reps` rounds of t(candidate) / t(baseline), the two run back to
+// back in each round (slowest rank's time each): on a machine whose speed drifts
+// over minutes (shared VMs) this is steadier than a ratio of two minima.
+// Returns {median ratio, minimum baseline time}.
+inline std::pair<double, double> ratio_rounds(MPI_Comm comm, int reps, const std::function<void()>& baseline,
+                                              const std::function<void()>& candidate) {
+  baseline();
+  candidate();
+  std::vector<double> r;
+  double best = 1e300;
+  for (int i = 0; i < reps; ++i) {
+    const auto t = time_interleaved(comm, 1, {baseline, candidate}, false);
+    r.push_back(t[1] / t[0]);
+    best = std::min(best, t[0]);
+  }
+  std::sort(r.begin(), r.end());
+  return {r[r.size() / 2], best};
+}
+
 // A memory figure of this process from /proc/self/status, in bytes: "VmHWM:" is
 // the peak resident set, "VmRSS:" the current one.
 inline long long status_bytes(const std::string& key) {
