@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Runs the self-checking examples (pca, dmd, kmeans) at 1, 2, 3 and 4 ranks, at
-# small sizes, each under a timeout (a hang is a failure). Each example exits 1
-# with a message when its result is wrong. Exits non-zero if any run failed and
-# names the failing runs.
+# Runs self-checking examples at 1, 2, 3 and 4 ranks, at small sizes, each under
+# a timeout (a hang is a failure). Each example exits 1 with a message when its
+# result is wrong. Exits non-zero if any run failed and names the failing runs.
 #
-#   bash tests/run_examples.sh [build-dir]      (default: build)
+#   bash tests/run_examples.sh [build-dir] ["name args" ...]
+#   (default: build; pca, dmd, kmeans at small sizes)
 set -u
 build="${1:-build}"
+shift $(( $# > 0 ? 1 : 0 ))
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 # name and small-size arguments
-runs=("pca 4000 16" "dmd 600 30" "kmeans 6000 4 4")
+if [[ $# -gt 0 ]]; then runs=("$@"); else runs=("pca 4000 16" "dmd 600 30" "kmeans 6000 4 4"); fi
 failed=()
 for run in "${runs[@]}"; do
   set -- $run
