@@ -659,7 +659,50 @@ std::int64_t plan_count = 0;
 }
 std::int64_t plans_made() { return plan_count; }
 
+namespace {
+// The graph's facts the planner relies on; a dsl bug or a hand-built graph that
+// breaks one gets an ember::error, never a plan over inconsistent metadata.
+void validate_graph(const graph& g, const std::optional<layout>& target) {
+  const auto where = [](std::size_t i) { return "ember::planner: node " + std::to_string(i); };
+  const std::size_t N = g.nodes.size();
+  for (std::size_t i = 0; i < N; ++i) {
+    const ir_node& n = g.nodes[i];
+    for (int a : n.args)
+      if (a <= int(i) || a >= int(N)) throw value_error(where(i) + " has argument " + std::to_string(a) + " out of pre-order");
+    if (n.kind == node_kind::leaf) {
+      if (!n.lay) throw value_error(where(i) + " is a leaf without a layout");
+      if (n.lay->nranks() != g.nranks)
+        throw value_error(where(i) + ": a leaf laid out over " + std::to_string(n.lay->nranks()) +
+                          " ranks in a plan for " + std::to_string(g.nranks));
+      if (n.lay->shape() != n.shape)
+        throw shape_error(where(i) + ": leaf of shape " + detail::shape_str(n.shape) + " with a layout of shape " +
+                          detail::shape_str(n.lay->shape()));
+    } else if (n.kind == node_kind::matmul) {
+      if (n.args.size() != 2) throw value_error(where(i) + ": matmul takes two operands");
+      const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
+      const index_vec& b = g.nodes[std::size_t(n.args[1])].shape;
+      const bool ranks_ok = n.outer ? a.size() == 1 && b.size() == 1
+                                    : !a.empty() && !b.empty() && a.size() <= 2 && b.size() <= 2;
+      if (!ranks_ok || (!n.outer && a.back() != b.front()))
+        throw shape_error(where(i) + ": matmul operands of shapes " + detail::shape_str(a) + " and " +
+                          detail::shape_str(b) + " do not chain");
+    } else if (n.kind == node_kind::transpose) {
+      if (n.args.size() != 1) throw value_error(where(i) + ": transpose takes one operand");
+      const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
+      if (index_vec(a.rbegin(), a.rend()) != n.shape)
+        throw shape_error(where(i) + ": transpose of shape " + detail::shape_str(a) + " cannot have shape " +
+                          detail::shape_str(n.shape));
+    }
+  }
+  if (target && N > 0 && (target->nranks() != g.nranks || target->shape() != g.nodes[0].shape))
+    throw value_error("ember::planner: a target layout of shape " + detail::shape_str(target->shape()) + " over " +
+                      std::to_string(target->nranks()) + " ranks for a result of shape " +
+                      detail::shape_str(g.nodes[0].shape) + " over " + std::to_string(g.nranks));
+}
+}  // namespace
+
 plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank) {
+  validate_graph(g, target);
   ++plan_count;
   planner_impl impl(g, per_rank);
   return impl.run(target);

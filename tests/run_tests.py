@@ -14,13 +14,13 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs"]
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
            ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
            ("examples dataparallel, box_reshape at 1-4 ranks",
             ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
-           ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s)", ["bash", "tests/fuzz/run.sh", "20"])]
+           ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s) and the planner (15 s)", ["bash", "tests/fuzz/run.sh", "20"])]
 
 
 def parse_reports(prefix, nranks):

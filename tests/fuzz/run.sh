@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes ember's .npy header parser and CSV reader for a bounded time (CI:
-# ~40 s in all). Builds tests/fuzz/fuzz_io.cpp + runtime/npy_format.cpp (pure
+# ~40 s in all), then the planner (tests/fuzz/fuzz_planner.cpp: random valid IR ->
+# plan invariants, invalid layouts -> ember::error) for min(seconds, 15) s, plus
+# ~25 s to compile its sources on 2 cores. Builds tests/fuzz/fuzz_io.cpp + runtime/npy_format.cpp (pure
 # functions: no MPI) with clang++-14 -fsanitize=fuzzer,address,undefined, seeds a
 # corpus (NumPy-written headers when python3-numpy is there, hand-made ones, CSV
 # snippets) and runs libFuzzer. Without libFuzzer it says so, builds a plain
@@ -41,6 +43,46 @@ printf '\x09' > "$corpus/csv3"; printf 'True,False,1,0\ntrue,false,2,x\n' >> "$c
 printf '\x11' > "$corpus/csv4"; printf '2147483647,-2147483648\n2147483648,1\n' >> "$corpus/csv4"
 
 CXX=${FUZZ_CXX:-clang++-14}
+
+# ---- planner target: seeds are fixed pseudo-random byte strings (any bytes decode
+# to a valid graph; the first byte picks valid IR or, when it is 7 mod 8, an
+# invalid layout) ----
+mkdir -p "$work/planner_corpus"
+for i in $(seq 0 23); do
+  : > "$work/planner_corpus/seed$i"
+  x=$(( i * 2654435761 % 4294967296 + 1 ))
+  for j in $(seq 0 95); do
+    x=$(( (x * 1103515245 + 12345) % 2147483648 ))
+    printf "\\$(printf '%03o' $(( (x >> 16) % 256 )))" >> "$work/planner_corpus/seed$i"
+  done
+done
+# Builds $work/fuzz_planner: the planner and layout/exchange code with $1 (the
+# sanitizers), the runtime code it links against but never runs (MPI, ScaLAPACK)
+# plainly, in parallel; links with $2 and any extra sources ($3: a replay main).
+build_planner() {
+  local cflags=$1 lflags=$2 extra=${3:-} pids=() o objs=() f
+  local cxx; cxx=$(command -v "$CXX" || command -v g++)
+  local mpi; mpi=$(pkg-config --cflags ompi-cxx 2>/dev/null || true)
+  mkdir -p "$work/pobj"
+  : > "$work/planner.log"
+  for f in tests/fuzz/fuzz_planner.cpp planner/plan.cpp planner/traffic.cpp runtime/layout.cpp runtime/exchange.cpp \
+           runtime/matmul.cpp $extra; do
+    o="$work/pobj/$(basename "$f" .cpp).o"; objs+=("$o")
+    # shellcheck disable=SC2086
+    "$cxx" "${flags[@]}" $mpi $cflags -fno-sanitize-recover=all -c "$f" -o "$o" >>"$work/planner.log" 2>&1 & pids+=($!)
+  done
+  for f in runtime/communicator.cpp runtime/memory.cpp runtime/scalapack.cpp runtime/lapack.cpp; do
+    o="$work/pobj/$(basename "$f" .cpp).o"; objs+=("$o")
+    # shellcheck disable=SC2086
+    "$cxx" -std=c++20 -O0 -I. $mpi -c "$f" -o "$o" >>"$work/planner.log" 2>&1 & pids+=($!)
+  done
+  local ok=0
+  for f in "${pids[@]}"; do wait "$f" || ok=1; done
+  [[ $ok -eq 0 ]] || return 1
+  # shellcheck disable=SC2086
+  "$cxx" $lflags "${objs[@]}" -o "$work/fuzz_planner" \
+      $(pkg-config --libs ompi-cxx scalapack-openmpi openblas 2>/dev/null) >>"$work/planner.log" 2>&1
+}
 srcs=(tests/fuzz/fuzz_io.cpp runtime/npy_format.cpp)
 flags=(-std=c++20 -O1 -g -I. -fno-omit-frame-pointer)
 if command -v "$CXX" >/dev/null && "$CXX" "${flags[@]}" -fsanitize=fuzzer,address,undefined \
@@ -66,7 +108,22 @@ if command -v "$CXX" >/dev/null && "$CXX" "${flags[@]}" -fsanitize=fuzzer,addres
       exit 1
     fi
   done
-  echo "fuzz: no findings"
+  echo "fuzz: no findings (parsers)"
+  build_planner "-fsanitize=fuzzer-no-link,address,undefined" "-fsanitize=fuzzer,address,undefined" ||
+    { echo "fuzz: the planner target failed to build:"; tail -n 30 "$work/planner.log"; exit 1; }
+  psecs=$(( secs < 15 ? secs : 15 ))
+  echo "fuzz: planner target built; ${psecs} s"
+  rc=0
+  "$work/fuzz_planner" -max_total_time="$psecs" -timeout=10 -rss_limit_mb=2048 -max_len=1024 \
+      -artifact_prefix="$art/" -print_final_stats=1 "$work/planner_corpus" >"$work/planner.run.log" 2>&1 || rc=$?
+  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$work/planner.run.log" | sed "s/^/fuzz planner: /" || true
+  if [[ $rc -ne 0 ]]; then
+    echo "fuzz: FINDING in the planner run (exit $rc; inputs kept in $art):"
+    grep -E "fuzz_planner:|ERROR|SUMMARY|Test unit written" "$work/planner.run.log" | head -20
+    tail -n 30 "$work/planner.run.log"
+    exit 1
+  fi
+  echo "fuzz: no findings (planner)"
 else
   echo "fuzz: libFuzzer is NOT available ($CXX -fsanitize=fuzzer failed; Debian: clang-14 libclang-rt-14-dev);"
   echo "fuzz: replaying the seed corpus through a plain driver instead (this is not fuzzing)"
@@ -76,4 +133,9 @@ else
   "$cxx" "${flags[@]}" "${san[@]}" "${srcs[@]}" tests/fuzz/replay_main.cpp -o "$work/replay" 2>/dev/null ||
     { san=(); "$cxx" "${flags[@]}" "${srcs[@]}" tests/fuzz/replay_main.cpp -o "$work/replay"; }
   "$work/replay" "$corpus"
+  if build_planner "${san[*]:-}" "${san[*]:-}" tests/fuzz/replay_main.cpp; then
+    "$work/fuzz_planner" "$work/planner_corpus"
+  else
+    echo "fuzz: the planner replay driver failed to build:"; tail -n 30 "$work/planner.log"; exit 1
+  fi
 fi
