@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "factorization_errors.hpp"
 
 extern "C" {
 #define EMBER_DECL(p, T)                                                                                           \
@@ -124,8 +125,7 @@ using detail::work_size;
     int N = to_int(n, #p "potrf"), L = int(std::max<std::int64_t>(lda, 1)), info = 0;                              \
     p##potrf_(&uplo, &N, a, &L, &info);                                                                            \
     if (info > 0)                                                                                                  \
-      throw value_error("ember::linalg::cholesky: the matrix is not positive definite (leading minor of order " +  \
-                        std::to_string(info) + ")");                                                               \
+      detail::throw_not_positive_definite(info);                                                               \
     check_info(info, #p "potrf");                                                                                  \
   }                                                                                                                \
   template <>                                                                                                      \
@@ -135,8 +135,7 @@ using detail::work_size;
     std::vector<int> ipiv(std::size_t(std::max(N, 1)));                                                            \
     p##gesv_(&N, &R, a, &LA, ipiv.data(), b, &LB, &info);                                                          \
     if (info > 0)                                                                                                  \
-      throw value_error("ember::linalg::solve: the matrix is singular (U(" + std::to_string(info) + ", " +        \
-                        std::to_string(info) + ") is exactly zero)");                                              \
+      detail::throw_singular(info);                                              \
     check_info(info, #p "gesv");                                                                                   \
   }                                                                                                                \
   template <>                                                                                                      \

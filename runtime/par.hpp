@@ -206,6 +206,29 @@ void worker_send_error(const communicator& c, const loop_tags& t, std::int64_t i
 // The message of the exception in flight (inside a catch block).
 std::string current_what();
 
+// The input iterator of the managed loops: the range owns the position and pulls
+// its next element (a message exchange) on ++; the iterator only forwards.
+template <class Range>
+class pull_iterator {
+ public:
+  using value_type = typename Range::pull_value;
+  using difference_type = std::ptrdiff_t;
+  struct sentinel {};
+  pull_iterator() = default;
+  explicit pull_iterator(Range* r) : r_(r) {}
+  decltype(auto) operator*() const { return r_->current(); }
+  pull_iterator& operator++() {
+    r_->advance();
+    return *this;
+  }
+  void operator++(int) { ++*this; }
+  bool at_end() const { return r_->done_; }  // a member: the ranges befriend the iterator, not its friends
+  friend bool operator==(const pull_iterator& i, sentinel) { return i.at_end(); }
+
+ private:
+  Range* r_ = nullptr;
+};
+
 }  // namespace detail
 
 // ---- collectives for any serializable value ----
@@ -292,25 +315,9 @@ class managed_range {
     detail::worker_notify(comm_, tags_, unwinding ? detail::msg_error : detail::msg_leave, started_ ? cur_ : -1);
   }
 
-  struct sentinel {};
-  class iterator {
-   public:
-    using value_type = ranges::range_value_t<base_t>;
-    using difference_type = std::ptrdiff_t;
-    iterator() = default;
-    explicit iterator(managed_range* r) : r_(r) {}
-    decltype(auto) operator*() const { return *r_->it_; }
-    iterator& operator++() {
-      r_->advance();
-      return *this;
-    }
-    void operator++(int) { ++*this; }
-    bool at_end() const { return r_->done_; }  // (a member: nested classes see private members)
-    friend bool operator==(const iterator& i, sentinel) { return i.at_end(); }
-
-   private:
-    managed_range* r_ = nullptr;
-  };
+  using pull_value = ranges::range_value_t<base_t>;
+  using iterator = detail::pull_iterator<managed_range>;
+  using sentinel = typename iterator::sentinel;
 
   iterator begin() {
     if (!started_) start();
@@ -321,6 +328,8 @@ class managed_range {
   std::int64_t index() const { return cur_; }
 
  private:
+  friend class detail::pull_iterator<managed_range>;
+  decltype(auto) current() { return *it_; }
   base_t base_;
   communicator comm_;
   detail::loop_tags tags_;
@@ -416,25 +425,9 @@ class unordered_map_range {
     if (!started_) detail::worker_send_error(comm_, tags_, -1, {}, detail::msg_leave);
   }
 
-  struct sentinel {};
-  class iterator {
-   public:
-    using value_type = indexed<result_type>;
-    using difference_type = std::ptrdiff_t;
-    iterator() = default;
-    explicit iterator(unordered_map_range* r) : r_(r) {}
-    value_type& operator*() const { return r_->cur_; }
-    iterator& operator++() {
-      r_->advance();
-      return *this;
-    }
-    void operator++(int) { ++*this; }
-    bool at_end() const { return r_->done_; }  // (a member: nested classes see private members)
-    friend bool operator==(const iterator& i, sentinel) { return i.at_end(); }
-
-   private:
-    unordered_map_range* r_ = nullptr;
-  };
+  using pull_value = value_type;
+  using iterator = detail::pull_iterator<unordered_map_range>;
+  using sentinel = typename iterator::sentinel;
 
   iterator begin() {
     if (!started_) start();
@@ -443,6 +436,8 @@ class unordered_map_range {
   sentinel end() const { return {}; }
 
  private:
+  friend class detail::pull_iterator<unordered_map_range>;
+  value_type& current() { return cur_; }
   Fn fn_;
   base_t base_;
   communicator comm_;

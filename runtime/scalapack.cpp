@@ -1,5 +1,7 @@
 #include "scalapack.hpp"
 
+#include "factorization_errors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -243,8 +245,7 @@ int syevd_extra(const descriptor& da) {
     std::vector<int> ipiv(std::size_t(da.d[8] + da.d[4]));                                                        \
     p##gesv_(&n, &nrhs, a, &one, &one, da.d, ipiv.data(), b, &one, &one, db.d, &info);                            \
     if (info > 0)                                                                                                 \
-      throw value_error("ember::linalg::solve: the matrix is singular (U(" + std::to_string(info) + ", " +       \
-                        std::to_string(info) + ") is exactly zero)");                                             \
+      detail::throw_singular(info);                                             \
     check_info(info, #p "gesv");                                                                                  \
   }                                                                                                               \
   template <>                                                                                                     \
@@ -252,8 +253,7 @@ int syevd_extra(const descriptor& da) {
     int info = 0;                                                                                                 \
     p##potrf_(&uplo, &n, a, &one, &one, da.d, &info);                                                             \
     if (info > 0)                                                                                                 \
-      throw value_error("ember::linalg::cholesky: the matrix is not positive definite (leading minor of order " + \
-                        std::to_string(info) + ")");                                                              \
+      detail::throw_not_positive_definite(info);                                                              \
     check_info(info, #p "potrf");                                                                                 \
   }                                                                                                               \
   template <>                                                                                                     \
