@@ -1,0 +1,2 @@
+#include <ember.hpp>
+int main(int argc, char** argv) { ember::environment env(argc, argv); }
