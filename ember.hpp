@@ -7,6 +7,7 @@
 #include "runtime/communicator.hpp"
 #include "runtime/error.hpp"
 #include "runtime/exchange.hpp"
+#include "runtime/failure.hpp"
 #include "runtime/layout.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/scalapack.hpp"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # One entry point for humans and CI:
 #   .ci/ember.sh demo    install what is missing, build, run the quickstart on 4 ranks
-#   .ci/ember.sh test    install what is missing, build, run every test at 1-4 ranks
+#   .ci/ember.sh test    install what is missing, build (release, and the ASan+UBSan
+#                        build in build-asan), run every CI variant (tests/run_tests.py:
+#                        release at 1-4 ranks, sanitizers at 1 and 3, TCP at 2 and 3,
+#                        fault injection); extra arguments go to run_tests.py, e.g.
+#                        `.ci/ember.sh test --variants release`
 #   .ci/ember.sh bench   install what is missing, build, run the benchmarks (2 ranks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +44,10 @@ install_deps
 build
 case "$cmd" in
   demo)  exec mpirun -n 4 --oversubscribe build/examples/quickstart ;;
-  test)  exec python3 tests/run_tests.py --build build "$@" ;;
+  test)
+    # the sanitizer build only when a variant needs it
+    if [[ " $* " != *" --variants "* || " $* " == *asan* ]]; then bash tests/sanitizers/build.sh build-asan; fi
+    exec python3 tests/run_tests.py --build build "$@" ;;
   bench) exec bash bench/run.sh build "$@" ;;
   build) ;;
   *) echo "usage: $0 demo|test|bench|build" >&2; exit 2 ;;

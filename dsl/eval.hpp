@@ -19,6 +19,7 @@
 #include "../planner/plan.hpp"
 #include <boost/hana/transform.hpp>
 
+#include "../runtime/failure.hpp"
 #include "../runtime/matmul.hpp"
 #include "kernel.hpp"
 
@@ -329,14 +330,16 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   return cp;
 }
 
-// EMBER_CHECK_PLANS=1: every rank must have planned the same (one allreduce).
+// EMBER_CHECK_PLANS=1: every rank must have planned the same (one allreduce; on
+// a mismatch one allgather more names the ranks, the same message everywhere).
 inline void check_same_plan(const planner::plan& p, const communicator& c) {
   const std::uint64_t h = p.hash();
-  std::int64_t v[2] = {std::int64_t(h >> 1), -std::int64_t(h >> 1)};
-  c.allreduce(v, 2, reduce_op::min);
-  if (v[0] != -v[1])
-    throw error("ember: ranks planned differently (plan hash differs on rank " + std::to_string(c.rank()) +
-                "); replicated metadata diverged");
+  const std::string d = divergence(c, h, [&] {
+    std::ostringstream os;
+    os << "plan " << std::hex << h << std::dec << " (" << p.steps.size() << " steps)";
+    return os.str();
+  });
+  if (!d.empty()) throw error("ember: ranks planned differently (replicated metadata diverged): " + d);
 }
 
 // The plan an evaluation runs: cached, checked across ranks and printed on request.
@@ -434,17 +437,23 @@ class executor {
     dest_ = std::move(dest);
     auto& trace = trace_store();
     trace.clear();
+    // A step that throws on one rank strands its peers in a collective: the
+    // failure policy (runtime/failure.hpp) aborts the job with a message instead.
+    failure::operation_scope scope;
+    const int ordinal = failure::begin_operation(int(p.steps.size()));
     for (std::size_t i = 0; i < p.steps.size(); ++i) {
       const auto& s = p.steps[i];
       const traffic before = c_.sent();
-      switch (s.kind) {
-        case planner::step_kind::fused_kernel: run_kernel(s); break;
-        case planner::step_kind::allreduce:
-        case planner::step_kind::gather_index: run_combine(s); break;
-        case planner::step_kind::matmul:
-        case planner::step_kind::transpose: run_op(s); break;
-        default: run_move(i, s); break;
-      }
+      failure::guarded_step(c_, ordinal, {"plan", int(i) + 1, int(p.steps.size()), planner::name(s.kind), s.text}, [&] {
+        switch (s.kind) {
+          case planner::step_kind::fused_kernel: run_kernel(s); break;
+          case planner::step_kind::allreduce:
+          case planner::step_kind::gather_index: run_combine(s); break;
+          case planner::step_kind::matmul:
+          case planner::step_kind::transpose: run_op(s); break;
+          default: run_move(i, s); break;
+        }
+      });
       const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
       trace.push_back({s.kind, predicted, c_.sent() - before});
     }

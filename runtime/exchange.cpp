@@ -1,4 +1,5 @@
 #include "exchange.hpp"
+#include "failure.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -372,12 +373,20 @@ void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf)
                       " but run on rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()));
   const char* src = static_cast<const char*>(src_buf);
   char* dst = static_cast<char*>(dst_buf);
-  if (method_ == exchange_method::allgather) {
-    comm.allgatherv_bytes(src + ag_src_offset_ * std::int64_t(elem_), ag_mine_, dst, ag_counts_, ag_displs_,
-                          std::int64_t(elem_));
-    return;
-  }
-  run_p2p(comm, src, dst);
+  auto move = [&] {
+    if (method_ == exchange_method::allgather)
+      comm.allgatherv_bytes(src + ag_src_offset_ * std::int64_t(elem_), ag_mine_, dst, ag_counts_, ag_displs_,
+                            std::int64_t(elem_));
+    else
+      run_p2p(comm, src, dst);
+  };
+  // Inside a plan step the plan's executor owns the failure policy; a standalone
+  // move is a one-step operation of its own (runtime/failure.hpp).
+  if (failure::inside_operation()) return move();
+  failure::operation_scope scope;
+  const int ordinal = failure::begin_operation(1);
+  failure::guarded_step(comm, ordinal, {"move", 1, 1, method_ == exchange_method::allgather ? "allgather" : "point-to-point", ""},
+                        move);
 }
 
 void exchange::run_p2p(const communicator& comm, const char* src, char* dst) const {
@@ -453,6 +462,22 @@ void exchange::run_p2p(const communicator& comm, const char* src, char* dst) con
     }
   }
   communicator::wait_all(reqs);
+}
+
+void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream, std::size_t elem_size) {
+  run_cursor cur(t.segments, true, elem_size);
+  char* src = const_cast<char*>(static_cast<const char*>(src_buf));  // read only: pack = true
+  char* out = static_cast<char*>(stream);
+  for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
+    cur.transfer(src, out + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), true);
+}
+
+void unpack_transfer(const exchange_transfer& t, const void* stream, void* dst_buf, std::size_t elem_size) {
+  run_cursor cur(t.segments, false, elem_size);
+  char* in = const_cast<char*>(static_cast<const char*>(stream));  // read only: pack = false
+  for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
+    cur.transfer(static_cast<char*>(dst_buf), in + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes),
+                 false);
 }
 
 std::vector<traffic> predict_exchange(const distribution& src, const distribution& dst, std::size_t elem_size) {

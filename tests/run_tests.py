@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every distributed test binary at 1, 2, 3 and 4 ranks under a timeout.
+"""Runs every distributed test binary under a timeout, in each CI variant.
 
 Each rank writes its own JUnit report; a test case passes at P ranks only if it
 passed on every rank and the job exited cleanly. A crash or a hang (timeout) is a
@@ -49,64 +49,126 @@ def parse_reports(prefix, nranks):
     return cases, missing
 
 
+# The CI variants (.ci/ember.sh test runs all four; README: how to run each).
+#   release  the release build, every binary at 1-4 ranks, then the scripts
+#   asan     the AddressSanitizer + UndefinedBehaviorSanitizer build
+#            (tests/sanitizers/build.sh), every binary at 1 and 3 ranks, with
+#            tests/sanitizers/options.env in the environment
+#   tcp      the release build at 2 and 3 ranks over TCP only (no shared-memory
+#            transport, one-sided or collective component), so nothing silently
+#            depends on shared memory
+#   faults   tests/faults/run.py: injected faults and a SIGKILLed rank end the job
+VARIANTS = {"release": "1,2,3,4", "asan": "1,3", "tcp": "2,3"}
+TCP_MCA = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "osc", "^sm", "--mca", "coll", "^sm"]
+
+
+def read_env_file(path):
+    env = {}
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            env[k.strip()] = v.strip()
+    return env
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = 0
+        self.failures = []
+
+    def add(self, ok, failure=None):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.failures.append(failure)
+
+
+def run_binary(tally, tmp, label, exe, b, p, timeout, extra_env=None, mpirun_args=()):
+    prefix = os.path.join(tmp, f"{label}.{b}.np{p}")
+    env = dict(os.environ, EMBER_TEST_REPORT=prefix, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               EMBER_CHECK_PLANS="1")  # every evaluation checks that all ranks planned alike
+    env.update(extra_env or {})
+    cmd = ["timeout", "-k", "10", str(timeout), "mpirun", "-n", str(p), "--oversubscribe", *mpirun_args, exe]
+    t0 = time.time()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    dt = time.time() - t0
+    cases, missing = parse_reports(prefix, p)
+    np_pass = sum(1 for v in cases.values() if v is None)
+    np_fail = len(cases) - np_pass
+    where = f"[{label}] {b} @ {p} ranks"
+    for name, text in cases.items():
+        tally.add(text is None, f"{where}: {name}\n    {(text or '')[:2000]}")
+    if proc.returncode != 0 and np_fail == 0:
+        why = "timed out (hang?)" if proc.returncode in (124, 137) else f"exit code {proc.returncode}"
+        tally.add(False, f"{where}: job {why}; missing reports from ranks {missing}\n" + proc.stdout[-3000:])
+        np_fail += 1
+    elif missing:
+        tally.add(False, f"{where}: no report from ranks {missing}\n" + proc.stdout[-3000:])
+        np_fail += 1
+    status = "ok" if np_fail == 0 else "FAILED"
+    print(f"{label:<8} {b:<24} np={p}  {np_pass:3d} passed {np_fail:3d} failed  {dt:6.1f}s  {status}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--ranks", default="1,2,3,4")
+    ap.add_argument("--asan-build", default="build-asan")
+    ap.add_argument("--variants", default="release,asan,tcp,faults",
+                    help="comma-separated subset of release,asan,tcp,faults")
+    ap.add_argument("--ranks", default="", help="override the rank counts of every variant, e.g. 3")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--only", default="", help="comma-separated binaries")
     ap.add_argument("--no-scripts", action="store_true")
     args = ap.parse_args()
-    ranks = [int(x) for x in args.ranks.split(",")]
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in variants if v not in VARIANTS and v != "faults"]
+    if unknown:
+        ap.error(f"unknown variant(s) {unknown}")
     binaries = [b for b in DISTRIBUTED if not args.only or b in args.only.split(",")]
-    passed = failed = 0
-    failures = []
+    tally = Tally()
     tmp = tempfile.mkdtemp(prefix="ember-tests-")
-    for b in binaries:
-        exe = os.path.join(args.build, "tests", b)
-        for p in ranks:
-            prefix = os.path.join(tmp, f"{b}.np{p}")
-            env = dict(os.environ, EMBER_TEST_REPORT=prefix, OMPI_ALLOW_RUN_AS_ROOT="1",
-                       OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                       EMBER_CHECK_PLANS="1")  # every evaluation checks that all ranks planned alike
-            cmd = ["timeout", "-k", "10", str(args.timeout), "mpirun", "-n", str(p), "--oversubscribe", exe]
-            t0 = time.time()
-            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            dt = time.time() - t0
-            cases, missing = parse_reports(prefix, p)
-            np_pass = sum(1 for v in cases.values() if v is None)
-            np_fail = len(cases) - np_pass
-            for name, text in cases.items():
-                if text is not None:
-                    failures.append(f"{b} @ {p} ranks: {name}\n    {text[:2000]}")
-            if proc.returncode != 0 and np_fail == 0:
-                why = "timed out (hang?)" if proc.returncode in (124, 137) else f"exit code {proc.returncode}"
-                failures.append(f"{b} @ {p} ranks: job {why}; missing reports from ranks {missing}\n"
-                                + proc.stdout[-3000:])
-                np_fail += 1
-            elif missing:
-                failures.append(f"{b} @ {p} ranks: no report from ranks {missing}\n" + proc.stdout[-3000:])
-                np_fail += 1
-            passed += np_pass
-            failed += np_fail
-            status = "ok" if np_fail == 0 else "FAILED"
-            print(f"{b:<24} np={p}  {np_pass:3d} passed {np_fail:3d} failed  {dt:6.1f}s  {status}", flush=True)
-    if not args.no_scripts and not args.only:
-        for name, cmd in SCRIPTS:
-            t0 = time.time()
-            proc = subprocess.run(["timeout", "-k", "10", "1800"] + cmd, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True)
-            ok = proc.returncode == 0
-            print(f"{name:<40} {time.time() - t0:6.1f}s  {'ok' if ok else 'FAILED'}", flush=True)
-            if ok:
-                passed += 1
-            else:
-                failed += 1
-                failures.append(f"{name}: exit code {proc.returncode}\n" + proc.stdout[-3000:])
-    for f in failures:
+    here = os.path.dirname(os.path.abspath(__file__))
+    for variant in [v for v in variants if v in VARIANTS]:
+        ranks = [int(x) for x in (args.ranks or VARIANTS[variant]).split(",")]
+        build, extra_env, mpirun_args, timeout = args.build, {}, [], args.timeout
+        if variant == "asan":
+            build = args.asan_build
+            extra_env = read_env_file(os.path.join(here, "sanitizers", "options.env"))
+        elif variant == "tcp":
+            mpirun_args = TCP_MCA
+        t0 = time.time()
+        for b in binaries:
+            exe = os.path.join(build, "tests", b)
+            if not os.path.exists(exe):
+                tally.add(False, f"[{variant}] {b}: {exe} is not built")
+                print(f"{variant:<8} {b:<24} NOT BUILT ({exe})", flush=True)
+                continue
+            for p in ranks:
+                run_binary(tally, tmp, variant, exe, b, p, timeout, extra_env, mpirun_args)
+        print(f"{variant:<8} done in {time.time() - t0:.0f} s", flush=True)
+        if variant == "release" and not args.no_scripts and not args.only:
+            for name, cmd in SCRIPTS:
+                t0 = time.time()
+                proc = subprocess.run(["timeout", "-k", "10", "1800"] + cmd, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True)
+                ok = proc.returncode == 0
+                print(f"script   {name:<40} {time.time() - t0:6.1f}s  {'ok' if ok else 'FAILED'}", flush=True)
+                tally.add(ok, f"{name}: exit code {proc.returncode}\n" + proc.stdout[-3000:])
+    if "faults" in variants and not args.only:
+        sys.path.insert(0, os.path.join(here, "faults"))
+        import run as faults  # tests/faults/run.py
+        t0 = time.time()
+        for name, ok, detail in faults.scenarios(args.build):
+            print(f"faults   {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
+            tally.add(ok, f"[faults] {name}: {detail}")
+        print(f"faults   done in {time.time() - t0:.0f} s", flush=True)
+    for f in tally.failures:
         print("\nFAILURE: " + f)
-    print(f"tests: {passed} passed, {failed} failed")
-    return 1 if failed or passed == 0 else 0
+    print(f"tests: {tally.passed} passed, {tally.failed} failed")
+    return 1 if tally.failed or tally.passed == 0 else 0
 
 
 if __name__ == "__main__":
