@@ -59,26 +59,44 @@ dndarray<T, N> from_root(const T* data, std::int64_t nvalues, const std::array<s
   if (rr[0] != -rr[1])
     throw value_error("ember::array(root): ranks name different roots (from " + std::to_string(-rr[1]) + " to " +
                       std::to_string(rr[0]) + ")");
-  // The root's facts: dtype, rank of the array, value count, shape.
-  std::array<std::int64_t, 3 + root_record_dims> rec{};
+  // The root's facts: dtype, rank of the array, value count, split, shape.
+  std::array<std::int64_t, 4 + root_record_dims> rec{};
   rec[0] = dtype_code<T>();
   rec[1] = N;
   rec[2] = nvalues;
-  for (int d = 0; d < N; ++d) rec[3 + d] = shape[std::size_t(d)];
-  std::array<std::int64_t, 3 + root_record_dims> mine = rec;
+  rec[3] = split ? *split : -1;
+  for (int d = 0; d < N; ++d) rec[4 + d] = shape[std::size_t(d)];
+  std::array<std::int64_t, 4 + root_record_dims> mine = rec;
   c.bcast(rec.data(), std::int64_t(rec.size()), root);
-  // Checks on replicated facts (the root's record; every rank's own dtype and N
-  // agree with it or the allreduce below makes every rank throw).
-  const bool same_kind = mine[0] == rec[0] && mine[1] == rec[1];
-  if (c.allreduce(int(same_kind), reduce_op::land) == 0)
-    throw type_error("ember::array(root=" + std::to_string(root) + "): the root passes " +
-                     std::string(dtype_name(int(rec[0]))) + " data of " + std::to_string(rec[1]) +
-                     " dimensions, but some rank builds a different dtype or rank (rank " + std::to_string(c.rank()) +
-                     " builds " + std::string(dtype_name<T>()) + ", " + std::to_string(N) + " dimensions)");
+  // Checks on replicated facts (the root's record; every rank's own dtype, N and
+  // split agree with it, or the allreduce below makes every rank throw, naming
+  // the ranks that differ after one more allgather on that error path only).
+  const bool same_kind = mine[0] == rec[0] && mine[1] == rec[1] && mine[3] == rec[3];
+  if (c.allreduce(int(same_kind), reduce_op::land) == 0) {
+    const std::int64_t kind[3] = {mine[0], mine[1], mine[3]};
+    const auto all = c.allgather(kind, 3);
+    auto what = [&](const std::int64_t* k) {
+      return std::string(dtype_name(int(k[0]))) + " data of " + std::to_string(k[1]) + " dimensions, split " +
+             (k[2] < 0 ? std::string("none") : std::to_string(k[2]));
+    };
+    const std::int64_t rk[3] = {rec[0], rec[1], rec[3]};
+    std::string bad;
+    bool type_differs = false;
+    for (int r = 0; r < c.size(); ++r) {
+      const std::int64_t* k = all.data() + 3 * std::size_t(r);
+      if (k[0] == rk[0] && k[1] == rk[1] && k[2] == rk[2]) continue;
+      type_differs = type_differs || k[0] != rk[0] || k[1] != rk[1];
+      bad += (bad.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " builds " + what(k);
+    }
+    const std::string msg = "ember::array(root=" + std::to_string(root) + "): the root passes " + what(rk) + ", but " +
+                            bad + " (dtype, rank and split must be the same on every rank)";
+    if (type_differs) throw type_error(msg);
+    throw value_error(msg);
+  }
   std::array<std::int64_t, N> sh;
   std::int64_t n = 1;
   for (int d = 0; d < N; ++d) {
-    sh[std::size_t(d)] = rec[3 + std::size_t(d)];
+    sh[std::size_t(d)] = rec[4 + std::size_t(d)];
     if (sh[std::size_t(d)] < 0)
       throw value_error("ember::array(root=" + std::to_string(root) + "): negative extent in the root's shape " +
                         shape_str(sh));

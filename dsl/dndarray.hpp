@@ -114,35 +114,33 @@ class dndarray {
   }
 
   // ---- redistribution: every one of these is the exchange engine ----
+  // The arguments (target map, axis, layout) must be the same on every rank; with
+  // EMBER_CHECK_REPLICATED=1 that is checked first (runtime/communicator.hpp).
   // Same split axis, new per-rank extents; `target_map` has one row per rank, the
   // lshape that rank should hold (Heat's redistribute_).
-  void redistribute_(const map_type& target_map) { move_to(redistribute_target(target_map)); }
+  void redistribute_(const map_type& target_map) {
+    check_same_map(target_map, "ember::redistribute_");
+    move_unchecked(redistribute_target(target_map));
+  }
   // New split axis (balanced), or ember::none to replicate the whole array on
   // every rank. Resplitting a replicated array only keeps each rank's slice.
   // As in Heat, resplitting to the current axis changes nothing.
-  void resplit_(split_axis axis) { move_to(resplit_target(axis)); }
+  void resplit_(split_axis axis) {
+    check_same_axis(axis, "ember::resplit_");
+    move_unchecked(resplit_target(axis));
+  }
   // Heat's balanced block split along the current split axis.
-  void balance_() { move_to(ember::layout::balanced(st().lay.shape(), split(), comm().size())); }
+  void balance_() { move_unchecked(ember::layout::balanced(st().lay.shape(), split(), comm().size())); }
 
   // Moves the data to any layout of the same shape over the same communicator.
   void move_to(const ember::layout& target) {
-    if (target == st().lay) return;
-    auto r = moved_to(target);
-    s_->lay = std::move(r.s_->lay);
-    s_->data = std::move(r.s_->data);
+    check_same_layout(target, "ember::move_to");
+    move_unchecked(target);
   }
   // A new array with this one's values in `target` (this one is unchanged).
   dndarray moved_to(const ember::layout& target) const {
-    if (target.shape() != st().lay.shape())
-      throw shape_error("ember: cannot move an array of shape " + detail::shape_str(st().lay.shape()) +
-                        " to a layout of shape " + detail::shape_str(target.shape()));
-    dndarray r(target, comm());
-    if (target == st().lay) {
-      if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
-    } else {
-      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), ldata(), r.ldata());
-    }
-    return r;
+    check_same_layout(target, "ember::moved_to");
+    return moved_unchecked(target);
   }
   // The exchange that move_to(target) would run on this rank, for inspection
   // (predicted bytes and messages) without moving anything.
@@ -171,6 +169,66 @@ class dndarray {
     if (!s_) throw error("ember::dndarray: use of a null (default-constructed) array handle");
     return *s_;
   }
+
+  template <ember::dtype U, int M>
+  friend dndarray<U, M> resplit(const dndarray<U, M>&, split_axis);
+  template <ember::dtype U, int M>
+  friend dndarray<U, M> redistribute(const dndarray<U, M>&, const typename dndarray<U, M>::map_type&);
+  template <ember::dtype U, int M>
+  friend dndarray<U, M> balance(const dndarray<U, M>&);
+
+  void move_unchecked(const ember::layout& target) {
+    if (target == st().lay) return;
+    auto r = moved_unchecked(target);
+    s_->lay = std::move(r.s_->lay);
+    s_->data = std::move(r.s_->data);
+  }
+  dndarray moved_unchecked(const ember::layout& target) const {
+    if (target.shape() != st().lay.shape())
+      throw shape_error("ember: cannot move an array of shape " + detail::shape_str(st().lay.shape()) +
+                        " to a layout of shape " + detail::shape_str(target.shape()));
+    dndarray r(target, comm());
+    if (target == st().lay) {
+      if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
+    } else {
+      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), ldata(), r.ldata());
+    }
+    return r;
+  }
+
+  // EMBER_CHECK_REPLICATED: the arguments of a move, compared across ranks before
+  // any of them is validated (a rank whose argument alone is invalid would
+  // otherwise throw alone).
+  void check_same_map(const map_type& m, const char* what) const {
+    if (!detail::replicated_checks()) return;
+    detail::arg_hash h;
+    h.add(m.size());
+    for (const auto& row : m)
+      for (auto v : row) h.add(std::uint64_t(v));
+    detail::check_replicated(comm(), h.h, what, "target map", [&] {
+      std::string d = "[";
+      for (std::size_t r = 0; r < m.size() && r < 8; ++r) d += (r ? ", " : "") + detail::shape_str(m[r]);
+      return d + (m.size() > 8 ? ", ...]" : "]");
+    });
+  }
+  void check_same_axis(split_axis axis, const char* what) const {
+    if (!detail::replicated_checks()) return;
+    detail::check_replicated(comm(), axis ? std::uint64_t(*axis) + 1 : 0, what, "split axis",
+                             [&] { return "axis " + detail::axis_str(axis); });
+  }
+  void check_same_layout(const ember::layout& l, const char* what) const {
+    if (!detail::replicated_checks()) return;
+    detail::check_replicated(comm(), l.hash(), what, "target layout", [&] {
+      std::string d = "shape " + detail::shape_str(l.shape()) + ", split " + detail::axis_str(l.split());
+      if (l.split()) {
+        const auto& e = l.extents();
+        d += ", extents (";
+        for (std::size_t r = 0; r < e.size() && r < 8; ++r) d += (r ? ", " : "") + std::to_string(e[r]);
+        d += e.size() > 8 ? ", ...)" : ")";
+      }
+      return d + " over " + std::to_string(l.nranks()) + " ranks";
+    });
+  }
   int rank() const { return st().comm.rank(); }
   static shape_type to_shape(const index_vec& v) {
     shape_type s{};
@@ -191,17 +249,19 @@ class dndarray {
 // Out-of-place versions: the input is unchanged, the result has its own storage.
 template <dtype T, int N>
 dndarray<T, N> resplit(const dndarray<T, N>& a, split_axis axis) {
-  return a.moved_to(a.resplit_target(axis));
+  a.check_same_axis(axis, "ember::resplit");
+  return a.moved_unchecked(a.resplit_target(axis));
 }
 
 template <dtype T, int N>
 dndarray<T, N> redistribute(const dndarray<T, N>& a, const typename dndarray<T, N>::map_type& target_map) {
-  return a.moved_to(a.redistribute_target(target_map));
+  a.check_same_map(target_map, "ember::redistribute");
+  return a.moved_unchecked(a.redistribute_target(target_map));
 }
 
 template <dtype T, int N>
 dndarray<T, N> balance(const dndarray<T, N>& a) {
-  return a.moved_to(layout::balanced(a.distribution().shape(), a.split(), a.comm().size()));
+  return a.moved_unchecked(layout::balanced(a.distribution().shape(), a.split(), a.comm().size()));
 }
 
 }  // namespace ember

@@ -336,7 +336,7 @@ inline void check_same_plan(const planner::plan& p, const communicator& c) {
   const std::uint64_t h = p.hash();
   const std::string d = divergence(c, h, [&] {
     std::ostringstream os;
-    os << "plan " << std::hex << h << std::dec << " (" << p.steps.size() << " steps)";
+    os << "plan " << std::hex << h << std::dec << " (" << p.steps.size() << (p.steps.size() == 1 ? " step)" : " steps)");
     return os.str();
   });
   if (!d.empty()) throw error("ember: ranks planned differently (replicated metadata diverged): " + d);
@@ -692,6 +692,15 @@ class executor {
   }
 };
 
+// EMBER_CHECK_REPLICATED: every rank asks eval for the same result split.
+inline void check_same_options(const communicator& c, const eval_options& o) {
+  if (!replicated_checks()) return;
+  const std::uint64_t h = !o.split.given ? 0 : o.split.axis ? std::uint64_t(*o.split.axis) + 2 : 1;
+  check_replicated(c, h, "ember::eval", "options", [&] {
+    return !o.split.given ? std::string("no split") : "{.split = " + axis_str(o.split.axis) + "}";
+  });
+}
+
 template <class E>
 std::optional<layout> target_layout(const E& e, const communicator& c, const eval_options& o) {
   if (!o.split.given) return std::nullopt;
@@ -754,6 +763,7 @@ auto eval(const E& e, const eval_options& o = {}) {
     throw shape_error("ember::eval: the expression's result has shape " + detail::shape_str(shape) + " (rank " +
                       std::to_string(shape.size()) + "), not rank " + std::to_string(M) +
                       "; its rank is known only at run time: use ember::eval<rank>(e) or assign it to a dndarray");
+  detail::check_same_options(c, o);
   auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
   return dndarray<T, M>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
 }
@@ -767,6 +777,7 @@ auto eval(const E& e, const eval_options& o = {}) {
 
 template <dtype T, int N>
 dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
+  detail::check_same_options(a.comm(), o);
   if (!o.split.given) return a;
   return resplit(a, o.split.axis);
 }

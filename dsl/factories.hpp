@@ -190,14 +190,18 @@ constexpr int max_dims = 32;
 // Heat's is_split: each rank passes its block; blocks are joined along `axis`.
 // Every check happens after one allgather of every rank's metadata, so all ranks
 // see the same facts and throw the same error.
+// `nvalues`: how many values this rank passes (-1: implied by its block's shape),
+// checked for every rank on every rank.
 template <dtype T, int N>
-dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c) {
+dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c,
+                           std::int64_t nvalues = -1) {
   static_assert(N <= max_dims);
-  std::array<std::int64_t, 3 + max_dims> rec{};
+  std::array<std::int64_t, 4 + max_dims> rec{};
   rec[0] = dtype_code<T>();
   rec[1] = N;
   rec[2] = axis;
-  for (int d = 0; d < N; ++d) rec[3 + d] = lshape[d];
+  for (int d = 0; d < N; ++d) rec[4 + d] = lshape[d];
+  rec[3] = nvalues;
   const auto all = c.allgather(rec.data(), std::int64_t(rec.size()));
   const std::size_t R = rec.size();
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * R + i]; };
@@ -215,16 +219,24 @@ dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lsh
   }
   check_axis(axis, N, "array(is_split)");
   index_vec shape(N), extents(c.size());
-  for (int d = 0; d < N; ++d) shape[d] = at(0, 3 + d);
+  for (int d = 0; d < N; ++d) shape[d] = at(0, 4 + d);
   shape[axis] = 0;
   for (int r = 0; r < c.size(); ++r) {
     index_vec ls(N);
-    for (int d = 0; d < N; ++d) ls[d] = at(r, 3 + std::size_t(d));
+    std::int64_t n = 1;
+    for (int d = 0; d < N; ++d) n *= ls[d] = at(r, 4 + std::size_t(d));
     for (int d = 0; d < N; ++d)
-      if (d != axis && ls[d] != at(0, 3 + std::size_t(d)))
+      if (ls[d] < 0)
+        throw value_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
+                          " has the negative extent " + std::to_string(ls[d]) + " in shape " + shape_str(ls));
+    if (at(r, 3) >= 0 && at(r, 3) != n)
+      throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): rank " + std::to_string(r) + " passes " +
+                        std::to_string(at(r, 3)) + " values for its block of shape " + shape_str(ls));
+    for (int d = 0; d < N; ++d)
+      if (d != axis && ls[d] != at(0, 4 + std::size_t(d)))
         throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
                           " has shape " + shape_str(ls) + " but rank 0's has " +
-                          shape_str(std::span(all.data() + 3, std::size_t(N))) + "; blocks may differ along axis " +
+                          shape_str(std::span(all.data() + 4, std::size_t(N))) + "; blocks may differ along axis " +
                           std::to_string(axis) + " only (they differ on axis " + std::to_string(d) + ")");
     extents[r] = ls[axis];
     shape[axis] += ls[axis];
@@ -259,14 +271,28 @@ dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape
   if (o.root && o.is_split)
     throw value_error("ember::array: root (only that rank has the data) and is_split (every rank has its block) "
                       "exclude each other (root=" + std::to_string(*o.root) + ", is_split=" + axis_str(o.is_split) + ")");
-  if (o.root) {
-    std::int64_t n = 1;
-    for (auto s : shape) n *= s;
-    return from_root<T, N>(data, nvalues >= 0 ? nvalues : n, shape, o.split, *o.root, c);
+  std::int64_t n = 1;
+  for (auto s : shape) n *= s;
+  if (o.root) return from_root<T, N>(data, nvalues >= 0 ? nvalues : n, shape, o.split, *o.root, c);
+  // Per-rank blocks: every rank's shape and value count are checked after one
+  // allgather, so a rank whose block alone is wrong makes every rank throw.
+  if (o.is_split) return join_blocks<T, N>(data, shape, *o.is_split, c, nvalues);
+  // Global data: every rank passes the same shape, split and values, and the
+  // checks below need no communication. EMBER_CHECK_REPLICATED compares them.
+  if (replicated_checks()) {
+    arg_hash h;
+    h.add(std::uint64_t(dtype_code<T>())).add(std::uint64_t(N)).add(o.split ? std::uint64_t(*o.split) + 1 : 0);
+    for (auto s : shape) h.add(std::uint64_t(s));
+    h.add(std::uint64_t(nvalues >= 0 ? nvalues : n));
+    check_replicated(c, h.h, "ember::array", "global data (split: every rank passes the whole array)", [&] {
+      return std::to_string(nvalues >= 0 ? nvalues : n) + " values of " + std::string(dtype_name<T>()) +
+             " for shape " + shape_str(shape) + ", split " + axis_str(o.split);
+    });
   }
   for (int d = 0; d < N; ++d)
     if (shape[d] < 0) throw value_error("ember::array: negative extent in shape " + shape_str(shape));
-  if (o.is_split) return join_blocks<T, N>(data, shape, *o.is_split, c);
+  if (nvalues >= 0 && nvalues != n)
+    throw shape_error("ember::array: " + std::to_string(nvalues) + " values do not fill shape " + shape_str(shape));
   return slice_global<T, N>(data, shape, o.split, c);
 }
 
@@ -289,12 +315,8 @@ dndarray<T, N> array(const Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> array(std::span<const T> data, const std::array<std::int64_t, N>& shape,
                           const array_options& o = {}) {
-  std::int64_t n = 1;
-  for (auto s : shape) n *= s;
-  // With a root only the root's data counts (checked there, on every rank).
-  if (!o.root && std::int64_t(data.size()) != n)
-    throw shape_error("ember::array: " + std::to_string(data.size()) + " values do not fill shape " +
-                      detail::shape_str(shape));
+  // The value count is checked in from_data: on the root's data (root), for
+  // every rank on every rank (is_split), or locally for global data.
   return detail::from_data<T, int(N)>(data.data(), shape, o, std::int64_t(data.size()));
 }
 // (Options are required here so that array(vector, {.split = 0}) stays unambiguous.)

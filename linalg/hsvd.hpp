@@ -180,10 +180,22 @@ double frobenius_sq(const xview<T>& x, const communicator& c, const char* who) {
     for (i64 i = 0; i < inner; ++i) t += double(p[i]) * double(p[i]);
     s += t;
   }
+  const double mine = s;
   if (x.dist) s = c.allreduce(s, reduce_op::sum);
-  if (!std::isfinite(s))
-    throw value_error(std::string("ember::linalg::") + who + ": the matrix contains NaN or infinity (or its squared "
-                      "Frobenius norm overflows)");
+  if (!std::isfinite(s)) {
+    // The error path only: which ranks' blocks are not finite (one allgather).
+    std::string where;
+    if (x.dist && c.size() > 1) {
+      const auto bad = c.allgather(std::int32_t(std::isfinite(mine) ? 0 : 1));
+      for (int r = 0; r < c.size(); ++r)
+        if (bad[std::size_t(r)]) where += (where.empty() ? "" : ", ") + std::to_string(r);
+      if (!where.empty()) where = " (in the block of rank" + std::string(where.find(',') != std::string::npos ? "s " : " ") + where + ")";
+    }
+    const i64 m = x.transposed ? x.N : x.M, n = x.transposed ? x.M : x.N;  // A's shape
+    throw value_error(std::string("ember::linalg::") + who + ": the matrix of shape (" + std::to_string(m) + ", " +
+                      std::to_string(n) + ") contains NaN or infinity" + where + " (or its squared Frobenius norm "
+                      "overflows)");
+  }
   return s;
 }
 
@@ -549,9 +561,18 @@ hsvd_result<T> hsvd_impl(const dndarray<T, 2>& a, i64 cap, std::optional<double>
   double hdr[3] = {node.ok ? 1.0 : 0.0, double(node.k), node.err2};
   if (x.dist && c.size() > 1) c.bcast(hdr, 3, 0);
   const i64 k = i64(hdr[1]);
-  if (hdr[0] == 0.0)
+  if (hdr[0] == 0.0) {
+    // Rank 0's account of the failure (its own, or which subtree failed) goes to
+    // every rank on this error path, so every rank throws the same message.
+    if (x.dist && c.size() > 1) {
+      std::int64_t len = std::int64_t(failure.size());
+      c.bcast(&len, 1, 0);
+      failure.resize(std::size_t(len));
+      c.bcast(failure.data(), len, 0);
+    }
     throw error(std::string("ember::linalg::") + who + ": local SVD failed" +
-                (failure.empty() ? std::string(" on another rank") : ": " + failure));
+                (failure.empty() ? std::string() : ": " + failure));
+  }
   std::vector<T> Z = std::move(node.W);
   Z.resize(std::size_t(N * k));
   if (x.dist && c.size() > 1) c.bcast(Z.data(), N * k, 0);

@@ -24,7 +24,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "qr.hpp"
@@ -51,16 +54,35 @@ std::vector<T> svd_tall_skinny(const communicator& comm, std::vector<T> local, s
   tsqr<T> f(comm, std::move(local), rows, n);
   const bool uv = x != nullptr;
   std::vector<T> s(static_cast<std::size_t>(n)), u;
+  // The SVD of R runs on rank 0 only. Should it fail (LAPACK refuses NaN), rank 0
+  // sends NaN singular values instead, so every rank learns it from the broadcast
+  // it takes part in anyway (a successful SVD has no NaN), and the text follows
+  // on that error path only: every rank throws the same value_error.
+  std::string failure;
   if (comm.rank() == 0) {
-    if (uv) {
-      u.resize(std::size_t(n * n));
-      // R's V^T, column-major n x n, is V in row-major order: written straight into y.
-      lapack::gesdd<T>('S', n, n, f.r().data(), n, s.data(), u.data(), n, y, n);
-    } else {
-      lapack::gesdd<T>('N', n, n, f.r().data(), n, s.data(), nullptr, 1, nullptr, 1);
+    try {
+      if (uv) {
+        u.resize(std::size_t(n * n));
+        // R's V^T, column-major n x n, is V in row-major order: written straight into y.
+        lapack::gesdd<T>('S', n, n, f.r().data(), n, s.data(), u.data(), n, y, n);
+      } else {
+        lapack::gesdd<T>('N', n, n, f.r().data(), n, s.data(), nullptr, 1, nullptr, 1);
+      }
+    } catch (const std::exception& e) {
+      failure = e.what();
     }
+    if (!failure.empty() || std::any_of(s.begin(), s.end(), [](T v) { return std::isnan(v); }))
+      std::fill(s.begin(), s.end(), std::numeric_limits<T>::quiet_NaN());
   }
   comm.bcast(s.data(), n, 0);
+  if (n > 0 && std::isnan(s[0])) {
+    std::int64_t len = std::int64_t(failure.size());
+    comm.bcast(&len, 1, 0);
+    failure.resize(std::size_t(len));
+    comm.bcast(failure.data(), len, 0);
+    throw value_error("ember::linalg::svd: the matrix contains NaN or infinity: the SVD of its " + std::to_string(n) +
+                      " x " + std::to_string(n) + " R factor failed" + (failure.empty() ? "" : " (" + failure + ")"));
+  }
   if (uv) {
     comm.bcast(y, n * n, 0);
     f.apply_q(std::move(u), x);

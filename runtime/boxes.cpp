@@ -6,52 +6,53 @@
 namespace ember {
 
 std::string box_str(const box_nd& b) {
-  std::string s = "[(";
-  for (int d = 0; d < b.ndim(); ++d) s += (d ? ", " : "") + std::to_string(b.lo[std::size_t(d)]);
-  s += b.ndim() == 1 ? ",), (" : "), (";
-  for (int d = 0; d < b.ndim(); ++d) s += (d ? ", " : "") + std::to_string(b.hi[std::size_t(d)]);
-  s += b.ndim() == 1 ? ",))" : "))";
-  return s;
-}
-
-box_distribution::box_distribution(index_vec shape, std::vector<box_nd> boxes)
-    : shape_(std::move(shape)), boxes_(std::move(boxes)) {}
-
-std::vector<piece> box_distribution::pieces(int rank) const {
-  const box_nd& b = boxes_[std::size_t(rank)];
-  if (b.empty()) return {};
-  index_vec ext(std::size_t(b.ndim()));
-  for (int d = 0; d < b.ndim(); ++d) ext[std::size_t(d)] = b.extent(d);
-  return {piece{b, 0, row_major_strides(ext)}};
+  // Each side with its own length: the messages below also name malformed boxes.
+  auto side = [](const index_vec& v) {
+    std::string s = "(";
+    for (std::size_t d = 0; d < v.size(); ++d) s += (d ? ", " : "") + std::to_string(v[d]);
+    return s + (v.size() == 1 ? ",)" : ")");
+  };
+  return "[" + side(b.lo) + ", " + side(b.hi) + ")";
 }
 
 namespace {
 
-std::string which(bool input) { return input ? "input" : "output"; }
-
-// Bounding box of the non-empty boxes (all zeros when there are none).
-box_nd bounding(const std::vector<box_nd>& bs, int nd) {
-  box_nd g{index_vec(std::size_t(nd), 0), index_vec(std::size_t(nd), 0)};
-  bool any = false;
-  for (const auto& b : bs) {
-    if (b.empty()) continue;
-    for (int d = 0; d < nd; ++d) {
-      const auto k = std::size_t(d);
-      g.lo[k] = any ? std::min(g.lo[k], b.lo[k]) : b.lo[k];
-      g.hi[k] = any ? std::max(g.hi[k], b.hi[k]) : b.hi[k];
-    }
-    any = true;
+// One tiling's checks, named by `one` ("ember::reshape_boxes: the input box",
+// "ember::box_distribution: the box"; "es" is added for several): at least one
+// box, `nd` >= 1 coordinates on both sides of every box, no box that ends before
+// it starts, no non-empty box or bounding box of more than INT64_MAX elements (so
+// no volume computed here or later overflows), no overlap, no hole in their
+// bounding box. Returns that box (all zeros when every box is empty).
+box_nd check_tiling(const std::vector<box_nd>& bs, std::size_t nd, const std::string& one) {
+  const std::string all = one + "es";
+  auto rank_box = [&](std::size_t r) { return "rank " + std::to_string(r) + " " + box_str(bs[r]); };
+  if (bs.empty()) throw value_error(all + ": there are none (one box per rank)");
+  if (nd < 1) throw value_error(all + " need at least one dimension");
+  for (std::size_t r = 0; r < bs.size(); ++r) {
+    if (bs[r].lo.size() != nd || bs[r].hi.size() != nd)
+      throw shape_error(one + " of " + rank_box(r) + " has " + std::to_string(bs[r].lo.size()) +
+                        " lower and " + std::to_string(bs[r].hi.size()) + " upper bounds, not " +
+                        std::to_string(nd));
+    for (std::size_t d = 0; d < nd; ++d)
+      if (bs[r].hi[d] < bs[r].lo[d])
+        throw value_error(one + " of " + rank_box(r) + " ends before it starts on axis " +
+                          std::to_string(d));
   }
-  return g;
-}
-
-void check_one(const std::vector<box_nd>& bs, bool input) {
-  const int nd = bs.empty() ? 0 : bs[0].ndim();
+  // Element counts without overflow (box_nd::volume() is safe once these pass).
+  auto count = [](const box_nd& b, std::int64_t& v) {
+    v = 0;
+    if (b.empty()) return true;  // whatever its other extents
+    v = 1;
+    for (std::size_t d = 0; d < b.lo.size(); ++d) {
+      std::int64_t e;
+      if (__builtin_sub_overflow(b.hi[d], b.lo[d], &e) || __builtin_mul_overflow(v, e, &v)) return false;
+    }
+    return true;
+  };
+  const std::string too_many = " holds more than 2^63 - 1 elements";
+  std::int64_t v;
   for (std::size_t r = 0; r < bs.size(); ++r)
-    for (int d = 0; d < nd; ++d)
-      if (bs[r].hi[std::size_t(d)] < bs[r].lo[std::size_t(d)])
-        throw value_error("ember::reshape_boxes: the " + which(input) + " box " + box_str(bs[r]) + " of rank " +
-                          std::to_string(r) + " ends before it starts on axis " + std::to_string(d));
+    if (!count(bs[r], v)) throw value_error(one + " of " + rank_box(r) + too_many);
   // Overlaps: sweep along axis 0, comparing a box only with those that start
   // before it ends there (every pair for the worst case, few for real tilings).
   std::vector<std::size_t> order;
@@ -64,32 +65,66 @@ void check_one(const std::vector<box_nd>& bs, bool input) {
     for (std::size_t j = i + 1; j < order.size() && bs[order[j]].lo[0] < bs[order[i]].hi[0]; ++j)
       if (!intersect(bs[order[i]], bs[order[j]]).empty()) {
         const auto a = std::min(order[i], order[j]), b = std::max(order[i], order[j]);
-        throw value_error("ember::reshape_boxes: the " + which(input) + " boxes of rank " + std::to_string(a) + " " +
-                          box_str(bs[a]) + " and rank " + std::to_string(b) + " " + box_str(bs[b]) +
-                          " overlap in " + box_str(intersect(bs[a], bs[b])));
+        throw value_error(all + " of rank " + std::to_string(a) + " " + box_str(bs[a]) + " and rank " +
+                          std::to_string(b) + " " + box_str(bs[b]) + " overlap in " +
+                          box_str(intersect(bs[a], bs[b])));
       }
-  // Without overlaps, the boxes tile their bounding box iff their volumes add up.
-  const box_nd g = bounding(bs, nd);
+  // Bounding box of the non-empty boxes.
+  box_nd g{index_vec(nd, 0), index_vec(nd, 0)};
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (std::size_t d = 0; d < nd; ++d) {
+      const box_nd& b = bs[order[i]];
+      g.lo[d] = i ? std::min(g.lo[d], b.lo[d]) : b.lo[d];
+      g.hi[d] = i ? std::max(g.hi[d], b.hi[d]) : b.hi[d];
+    }
+  std::int64_t whole;
+  if (!count(g, whole)) throw value_error(all + " span a bounding box " + box_str(g) + " that" + too_many);
+  // Without overlaps, the boxes tile their bounding box iff their volumes add up
+  // (and the sum cannot overflow: disjoint boxes inside g hold at most `whole`).
   std::int64_t covered = 0;
   for (const auto& b : bs) covered += b.volume();
-  if (covered != g.volume()) {
+  if (covered != whole) {
     std::string list;
-    for (std::size_t r = 0; r < bs.size() && r < 16; ++r)
-      list += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + " " + box_str(bs[r]);
+    for (std::size_t r = 0; r < bs.size() && r < 16; ++r) list += (r ? ", " : "") + rank_box(r);
     if (bs.size() > 16) list += ", ...";
-    throw value_error("ember::reshape_boxes: the " + which(input) + " boxes leave a hole: they cover " +
-                      std::to_string(covered) + " of the " + std::to_string(g.volume()) +
-                      " elements of their bounding box " + box_str(g) + " (" + list + ")");
+    throw value_error(all + " leave a hole: they cover " + std::to_string(covered) + " of the " +
+                      std::to_string(whole) + " elements of their bounding box " + box_str(g) + " (" + list + ")");
   }
+  return g;
 }
 
 }  // namespace
 
+box_distribution::box_distribution(index_vec shape, std::vector<box_nd> boxes)
+    : shape_(std::move(shape)), boxes_(std::move(boxes)) {
+  const std::string where = "ember::box_distribution: the box";
+  for (std::size_t d = 0; d < shape_.size(); ++d)
+    if (shape_[d] < 0)
+      throw value_error("ember::box_distribution: negative extent " + std::to_string(shape_[d]) + " on axis " +
+                        std::to_string(d) + " in shape " + detail::shape_str(shape_));
+  const box_nd g = check_tiling(boxes_, shape_.size(), where);
+  // They tile g; g must be [0, shape) (or hold nothing when the shape does not).
+  const box_nd whole{index_vec(shape_.size(), 0), shape_};
+  if (whole.empty() ? !g.empty() : g != whole)
+    throw value_error(where + "es tile " + box_str(g) + ", not the array of shape " + detail::shape_str(shape_) +
+                      " (" + box_str(whole) + ")");
+}
+
+std::vector<piece> box_distribution::pieces(int rank) const {
+  const box_nd& b = boxes_[std::size_t(rank)];
+  if (b.empty()) return {};
+  index_vec ext(std::size_t(b.ndim()));
+  for (int d = 0; d < b.ndim(); ++d) ext[std::size_t(d)] = b.extent(d);
+  return {piece{b, 0, row_major_strides(ext)}};
+}
+
 box_nd check_box_tilings(const std::vector<box_nd>& in, const std::vector<box_nd>& out) {
-  check_one(in, true);
-  check_one(out, false);
-  const int nd = in.empty() ? 0 : in[0].ndim();
-  const box_nd gi = bounding(in, nd), go = bounding(out, nd);
+  if (in.size() != out.size())
+    throw value_error("ember::reshape_boxes: " + std::to_string(in.size()) + " input boxes but " +
+                      std::to_string(out.size()) + " output boxes (one of each per rank)");
+  const std::size_t nd = in.empty() ? 0 : in[0].lo.size();
+  const box_nd gi = check_tiling(in, nd, "ember::reshape_boxes: the input box");
+  const box_nd go = check_tiling(out, nd, "ember::reshape_boxes: the output box");
   if (gi != go)
     throw value_error("ember::reshape_boxes: the input boxes tile " + box_str(gi) + " but the output boxes tile " +
                       box_str(go) + "; both must describe the same global array");

@@ -38,9 +38,11 @@ struct box {
     for (std::size_t d = 0; d < N; ++d) s[d] = hi[d] - lo[d];
     return s;
   }
-  std::int64_t volume() const {
+  std::int64_t volume() const {  // 0 when empty, whatever the other extents
+    for (std::size_t d = 0; d < N; ++d)
+      if (hi[d] <= lo[d]) return 0;
     std::int64_t v = 1;
-    for (std::size_t d = 0; d < N; ++d) v *= hi[d] > lo[d] ? hi[d] - lo[d] : 0;
+    for (std::size_t d = 0; d < N; ++d) v *= hi[d] - lo[d];
     return v;
   }
   box_nd to_nd() const { return box_nd{index_vec(lo.begin(), lo.end()), index_vec(hi.begin(), hi.end())}; }
@@ -54,6 +56,8 @@ std::string box_str(const box_nd& b);
 
 // One box per rank, each stored row-major (and alone) in that rank's buffer.
 // Boxes are in the coordinates of the distribution (the global box starts at 0).
+// The constructor checks that they tile [0, shape) exactly (empty boxes may sit
+// anywhere) and throws ember::error otherwise, as check_box_tilings does.
 class box_distribution final : public distribution {
  public:
   box_distribution(index_vec shape, std::vector<box_nd> boxes);
@@ -69,9 +73,11 @@ class box_distribution final : public distribution {
   std::vector<box_nd> boxes_;
 };
 
-// Checks that `in` and `out` (one box per rank) each tile the same global box
-// exactly; returns that box. Pure (no MPI): every rank that calls it with the
-// same boxes throws the same ember::error, naming the ranks and boxes.
+// Checks that `in` and `out` (one box per rank: as many of each, all of one
+// dimension >= 1) each tile the same global box exactly, and that no box (nor the
+// global box) holds more than 2^63 - 1 elements; returns that box (all zeros when
+// every box is empty). Pure (no MPI): every rank that calls it with the same boxes
+// throws the same ember::error, naming the ranks and boxes.
 box_nd check_box_tilings(const std::vector<box_nd>& in, const std::vector<box_nd>& out);
 
 // The stateful form (nvmath's Reshape class): the allgather, the checks and the
@@ -135,7 +141,10 @@ Eigen::Tensor<T, int(N), Eigen::RowMajor> reshape_tensor(const T* data, const st
                                                           const box<N>& out, const communicator& c) {
   box_reshape r(in.to_nd(), out.to_nd(), sizeof(T), c, -1, index_vec(dims, dims + N));
   Eigen::array<Eigen::Index, N> od;
-  for (std::size_t d = 0; d < N; ++d) od[d] = Eigen::Index(std::max<std::int64_t>(out.hi[d] - out.lo[d], 0));
+  for (std::size_t d = 0; d < N; ++d) {  // an empty box may have any other extents
+    std::int64_t e;
+    od[d] = Eigen::Index(__builtin_sub_overflow(out.hi[d], out.lo[d], &e) || e < 0 ? 0 : e);
+  }
   Eigen::Tensor<T, int(N), Eigen::RowMajor> result(od);
   r.run(data, result.data());
   return result;

@@ -4,6 +4,9 @@ namespace ember::detail {
 
 void check_root(const communicator& c, int root, const char* what) {
   // `root` is an argument every rank passes alike; a bad one is the same error everywhere.
+  // With EMBER_CHECK_REPLICATED, first that every rank names the same root.
+  check_replicated(c, std::uint64_t(std::int64_t(root)), (std::string("ember::") + what).c_str(), "root",
+                   [&] { return "root " + std::to_string(root); });
   if (root < 0 || root >= c.size())
     throw value_error(std::string("ember::") + what + ": root " + std::to_string(root) +
                       " is not a rank of a communicator of " + std::to_string(c.size()) + " ranks");

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 
 namespace ember {
 
@@ -88,6 +91,12 @@ communicator::communicator(MPI_Comm user) : state_(std::make_shared<detail::comm
   int init = 0;
   MPI_Initialized(&init);
   if (!init) throw error("ember::communicator: MPI is not initialized (construct an ember::environment first)");
+  // MPI reports an invalid communicator through MPI_COMM_WORLD's error handler
+  // (by default: abort the job). A rank outside a group (MPI_Comm_split with
+  // MPI_UNDEFINED) gets this error alone, and its peers are not in that group.
+  if (user == MPI_COMM_NULL)
+    throw value_error("ember::communicator: MPI_COMM_NULL is not a communicator (a rank outside the group of an "
+                      "MPI_Comm_split with MPI_UNDEFINED has no communicator to use)");
   detail::check_mpi(MPI_Comm_dup(user, &state_->comm), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(state_->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(state_->comm, &rank_);
@@ -216,6 +225,70 @@ void communicator::allgatherv_bytes(const void* send, std::int64_t send_units, v
     count(model::allgather(mine * unit, size_));
   }
 }
+
+namespace detail {
+
+bool replicated_checks() {
+  const char* v = std::getenv("EMBER_CHECK_REPLICATED");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+std::string divergence(const communicator& c, std::uint64_t hash, const std::function<std::string()>& describe) {
+  if (c.size() == 1) return {};
+  // 63 bits of the (mixed: callers may pass small integers) hash, min and -max
+  // in one allreduce: equal iff min == max.
+  hash = arg_hash().add(hash).h;
+  std::int64_t v[2] = {std::int64_t(hash >> 1), -std::int64_t(hash >> 1)};
+  c.allreduce(v, 2, reduce_op::min);
+  if (v[0] == -v[1]) return {};
+  // The error path: every rank's hash and description, to name who differs.
+  const auto hashes = c.allgather(std::int64_t(hash >> 1));
+  const std::string mine = describe();
+  const auto lens = c.allgather(std::int64_t(mine.size()));
+  std::vector<std::int64_t> displs(std::size_t(c.size()), 0);
+  for (int r = 1; r < c.size(); ++r) displs[std::size_t(r)] = displs[std::size_t(r - 1)] + lens[std::size_t(r - 1)];
+  std::string all(std::size_t(displs.back() + lens.back()), '\0');
+  c.allgatherv_bytes(mine.data(), std::int64_t(mine.size()), all.data(), lens, displs, 1);
+  auto desc = [&](int r) { return all.substr(std::size_t(displs[std::size_t(r)]), std::size_t(lens[std::size_t(r)])); };
+  // The most common hash (ties: the one rank 0 has, then the lowest rank's) is
+  // "the others"; every rank outside it is named with what it passes.
+  std::map<std::int64_t, int> count;
+  for (auto h : hashes) ++count[h];
+  std::int64_t major = hashes[0];
+  for (int r = 0; r < c.size(); ++r)
+    if (count[hashes[std::size_t(r)]] > count[major]) major = hashes[std::size_t(r)];
+  std::string out;
+  int named = 0, first_major = -1;
+  for (int r = 0; r < c.size(); ++r) {
+    if (hashes[std::size_t(r)] == major) {
+      if (first_major < 0) first_major = r;
+      continue;
+    }
+    if (named == 8) {
+      out += "; ...";
+      ++named;
+    }
+    if (named > 8) continue;
+    out += (named ? "; rank " : "rank ") + std::to_string(r) + ": " + desc(r);
+    ++named;
+  }
+  const int others = count[major] - 1;
+  out += "; rank " + std::to_string(first_major) +
+         (others > 0 ? " and " + std::to_string(others) + " other rank" + (others > 1 ? "s" : "") : std::string()) +
+         ": " + desc(first_major);
+  return out;
+}
+
+void check_replicated(const communicator& c, std::uint64_t hash, const char* what, const char* subject,
+                      const std::function<std::string()>& describe) {
+  if (!replicated_checks()) return;
+  const std::string d = divergence(c, hash, describe);
+  if (!d.empty())
+    throw value_error(std::string(what) + ": every rank must pass the same " + subject + ", but they differ: " + d +
+                      " (found by EMBER_CHECK_REPLICATED=1)");
+}
+
+}  // namespace detail
 
 namespace model {
 traffic allgather(std::int64_t my_bytes, int nranks) {

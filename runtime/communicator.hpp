@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -149,6 +150,44 @@ traffic bcast(std::int64_t bytes, int nranks, bool is_root);
 traffic allreduce(std::int64_t bytes, int nranks);
 }  // namespace model
 
+// ---- arguments that every rank must pass alike ----
+//
+// Shapes, axes, target maps, roots and loop lengths are replicated metadata:
+// every rank validates them alone and throws the same error. A rank that passes
+// something ELSE than the others cannot be noticed without communication, and
+// it would leave its peers waiting in a collective (a hang) or silently build
+// an inconsistent array. With EMBER_CHECK_REPLICATED=1 (read at every call; it
+// must be the same on every rank, like EMBER_CHECK_PLANS for plans), the entry
+// points that take such arguments compare them across ranks first: one
+// allreduce of a hash (and, only when they differ, one allgather of each rank's
+// description for the message), then every rank throws the same value_error
+// naming the ranks and what each passed. Off by default: moves, factories and
+// managed loops then send nothing beyond their data.
+namespace detail {
+bool replicated_checks();
+// 64-bit FNV-1a, for hashing arguments.
+struct arg_hash {
+  std::uint64_t h = 14695981039346656037ull;
+  arg_hash& add(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ull;
+    return *this;
+  }
+  arg_hash& add(const std::string& s) {
+    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+    return add(std::uint64_t(s.size()));
+  }
+};
+// Collective: "" when every rank's `hash` is the same; otherwise (on every rank
+// alike) which ranks differ and what each passes, from `describe()` (called
+// only then): "rank 2: X; rank 0 and 2 other ranks: Y".
+std::string divergence(const communicator& c, std::uint64_t hash, const std::function<std::string()>& describe);
+// When replicated_checks(): collective; throws value_error on every rank when
+// the ranks' hashes differ: "<what>: every rank must pass the same <subject>,
+// but they differ: rank 2: X; rank 0 and 2 other ranks: Y". No-op otherwise.
+void check_replicated(const communicator& c, std::uint64_t hash, const char* what, const char* subject,
+                      const std::function<std::string()>& describe);
+}  // namespace detail
+
 // ---------------------------------------------------------------------------
 namespace detail {
 template <class T> MPI_Datatype mpi_type() {
@@ -184,6 +223,11 @@ std::int64_t chunk_elems(std::size_t elem_size);
 
 template <class T>
 void communicator::bcast(T* data, std::int64_t n, int root) const {
+  // A root every rank passes alike: a bad one is the same error everywhere (MPI
+  // would report it as an error naming only the local rank).
+  if (root < 0 || root >= size_)
+    throw value_error("ember::communicator::bcast: root " + std::to_string(root) +
+                      " is not a rank of a communicator of " + std::to_string(size_) + " ranks");
   const std::int64_t step = detail::chunk_elems(sizeof(T));
   for (std::int64_t off = 0; off < n || (n == 0 && off == 0); off += step) {
     const std::int64_t c = std::min(step, n - off);

@@ -464,9 +464,10 @@ void exchange::run_p2p(const communicator& comm, const char* src, char* dst) con
   communicator::wait_all(reqs);
 }
 
+// run_p2p's staged path, one chunk of t.chunk_bytes per message, without MPI.
 void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream, std::size_t elem_size) {
   run_cursor cur(t.segments, true, elem_size);
-  char* src = const_cast<char*>(static_cast<const char*>(src_buf));  // read only: pack = true
+  char* src = const_cast<char*>(static_cast<const char*>(src_buf));  // only read: pack = true
   char* out = static_cast<char*>(stream);
   for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
     cur.transfer(src, out + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), true);
@@ -474,10 +475,10 @@ void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream
 
 void unpack_transfer(const exchange_transfer& t, const void* stream, void* dst_buf, std::size_t elem_size) {
   run_cursor cur(t.segments, false, elem_size);
-  char* in = const_cast<char*>(static_cast<const char*>(stream));  // read only: pack = false
+  char* in = const_cast<char*>(static_cast<const char*>(stream));  // only read: pack = false
+  char* dst = static_cast<char*>(dst_buf);
   for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
-    cur.transfer(static_cast<char*>(dst_buf), in + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes),
-                 false);
+    cur.transfer(dst, in + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), false);
 }
 
 std::vector<traffic> predict_exchange(const distribution& src, const distribution& dst, std::size_t elem_size) {

@@ -56,6 +56,9 @@ class exchange {
   std::int64_t staging_bytes() const { return staging_; }
   const std::vector<exchange_transfer>& sends() const { return sends_; }
   const std::vector<exchange_transfer>& recvs() const { return recvs_; }
+  // What this rank copies from its own source buffer into its own destination
+  // buffer (never counted as traffic).
+  const std::vector<exchange_segment>& self_segments() const { return self_; }
 
   // Collective over `comm` (all ranks of the distributions). `src_buf` is this
   // rank's local buffer of `src`, `dst_buf` of `dst`; they must not overlap.
@@ -79,6 +82,14 @@ class exchange {
 
 // Copies one segment between two strided buffers (a local copy, no MPI).
 void copy_segment(const exchange_segment& s, const char* src, char* dst, std::size_t elem_size);
+
+// A transfer's byte stream without MPI, staged exactly as run() stages a transfer
+// that is not contiguous on that side: pack_transfer writes the t.bytes bytes that
+// the sender `t` describes (its segments in the sender's buffer) to `stream`,
+// unpack_transfer stores them where the receiver's `t` puts them, both
+// t.chunk_bytes at a time through the same cursor as run(). For tests and fuzzing.
+void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream, std::size_t elem_size);
+void unpack_transfer(const exchange_transfer& t, const void* stream, void* dst_buf, std::size_t elem_size);
 
 // Predicted traffic of every rank for the move (the planner's view; no MPI).
 std::vector<traffic> predict_exchange(const distribution& src, const distribution& dst, std::size_t elem_size);

@@ -118,6 +118,22 @@ file_slab slab_of(const layout& l, int rank, std::int64_t itemsize, std::int64_t
 mpi_file::mpi_file(const communicator& c, const std::string& path, int amode, const char* what)
     : comm_(&c), path_(path) {
   std::string err;
+  // First what each rank can see for itself: a file (or, to create one, its
+  // directory) that some rank cannot reach makes OpenMPI's MPI_File_open itself
+  // hang (the failing rank leaves its internal collectives early), so that is
+  // agreed before MPI_File_open is entered at all.
+  {
+    std::string pre;
+    if (amode & MPI_MODE_CREATE) {
+      const fs::path p(path);
+      const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+      if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        pre = std::string(what) + ": cannot create '" + path + "': directory '" + dir + "': " + std::strerror(errno);
+    } else if (::access(path.c_str(), (amode & MPI_MODE_RDONLY) ? R_OK : R_OK | W_OK) != 0) {
+      pre = std::string(what) + ": cannot open '" + path + "': " + std::strerror(errno);
+    }
+    if (auto e = detail::agreed_error(c, pre)) throw error(*e);
+  }
   const int rc = MPI_File_open(c.native(), path.c_str(), amode, MPI_INFO_NULL, &fh_);
   if (rc != MPI_SUCCESS) {
     fh_ = MPI_FILE_NULL;

@@ -8,8 +8,11 @@
 namespace ember {
 
 std::int64_t box_nd::volume() const {
+  // An empty box is checked first: its other extents may be anything (a box of
+  // reshape_boxes with no elements), and are then never subtracted.
+  if (empty()) return 0;
   std::int64_t v = 1;
-  for (int d = 0; d < ndim(); ++d) v *= std::max<std::int64_t>(0, hi[d] - lo[d]);
+  for (int d = 0; d < ndim(); ++d) v *= hi[d] - lo[d];
   return v;
 }
 

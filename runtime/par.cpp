@@ -142,11 +142,24 @@ void worker_notify(const communicator& c, const loop_tags& t, msg_kind kind, std
   }
 }
 
-void throw_stopped(const char* what, const reply& r, int my_rank) {
-  throw error(std::string("ember::par::") + what + ": rank " + std::to_string(my_rank) + " stopped because " +
-              (r.failed_rank == 0 ? std::string("the root (rank 0) left the loop with an exception")
-                                  : "rank " + std::to_string(r.failed_rank) + " failed") +
-              (r.failed_item >= 0 ? " on item " + std::to_string(r.failed_item) : std::string()));
+std::string stopped_message(const char* what, std::int64_t failed_rank, std::int64_t failed_item,
+                            const std::string& detail) {
+  const std::string head = std::string("ember::par::") + what + ": ";
+  // (item -1: the root failed outside any item; with one rank, rank 0 fails on items)
+  if (failed_rank == 0 && failed_item < 0)
+    return head + "the root (rank 0) left the loop with an exception; every rank was stopped";
+  return head + "rank " + std::to_string(failed_rank) + " failed" +
+         (failed_item >= 0 ? " on item " + std::to_string(failed_item) : std::string()) +
+         (detail.empty() ? " (its exception propagates there)" : ": " + detail) + "; every rank was stopped";
+}
+
+void throw_stopped(const char* what, const reply& r, const std::string& detail) {
+  throw error(stopped_message(what, r.failed_rank, r.failed_item, detail));
+}
+
+void check_loop_length(const communicator& c, std::int64_t n, const char* what) {
+  ember::detail::check_replicated(c, std::uint64_t(n), (std::string("ember::par::") + what).c_str(),
+                                  "range length", [&] { return std::to_string(n) + " items"; });
 }
 
 void manage_indices(const communicator& c, const loop_tags& t, std::int64_t n, bool abort) {
@@ -183,10 +196,7 @@ void manage_indices(const communicator& c, const loop_tags& t, std::int64_t n, b
   }
   const reply last = failed_rank >= 0 ? reply{reply_stop_error, failed_rank, failed_item} : reply{reply_stop, -1, -1};
   for (int w : parked) c.send_bytes(&last, sizeof last, w, t.reply);
-  if (failed_rank > 0)
-    throw error("ember::par::split_managed: rank " + std::to_string(failed_rank) +
-                " raised an exception in the loop body on item " + std::to_string(failed_item) +
-                " (it propagates there); every rank was stopped");
+  if (failed_rank > 0) throw error(stopped_message("split_managed", failed_rank, failed_item, {}));
 }
 
 std::string current_what() {
@@ -200,7 +210,7 @@ std::string current_what() {
 }
 
 reply map_worker_send(const communicator& c, const loop_tags& t, msg_kind kind, std::int64_t item,
-                      const std::string& payload) {
+                      const std::string& payload, std::string& detail) {
   std::string msg(16 + payload.size(), '\0');
   const request_msg m{kind, item};
   std::memcpy(msg.data(), &m, 16);
@@ -208,6 +218,7 @@ reply map_worker_send(const communicator& c, const loop_tags& t, msg_kind kind, 
   send_blob(c, msg, 0, t.request);
   reply r;
   c.recv_bytes(&r, sizeof r, 0, t.reply);
+  if (r.code == reply_stop_error) recv_blob(c, detail, 0, t.reply);
   return r;
 }
 
@@ -232,6 +243,7 @@ void map_root::receive(bool stop_handing_out) {
     if (failed_) {
       const reply r{reply_stop_error, failed_->rank, failed_->item};
       c_.send_bytes(&r, sizeof r, src_, t_.reply);
+      send_blob(c_, failed_->what, src_, t_.reply);
       --active_;
     } else if (!stop_handing_out && next_ < n_) {
       // answered before the root's loop body runs: the worker computes meanwhile
@@ -250,7 +262,10 @@ void map_root::finish(bool error) {
   const bool err = error || failed_.has_value();
   const reply last = err ? reply{reply_stop_error, failed_ ? failed_->rank : 0, failed_ ? failed_->item : -1}
                          : reply{reply_stop, -1, -1};
-  for (int w : parked_) c_.send_bytes(&last, sizeof last, w, t_.reply);
+  for (int w : parked_) {
+    c_.send_bytes(&last, sizeof last, w, t_.reply);
+    if (err) send_blob(c_, failed_ ? failed_->what : std::string(), w, t_.reply);
+  }
   parked_.clear();
   active_ = 0;
 }
@@ -265,9 +280,7 @@ bool map_root::next(std::int64_t& index, std::string& payload) {
     }
   }
   finish(false);
-  if (failed_)
-    throw error("ember::par::map_unordered: rank " + std::to_string(failed_->rank) + " failed on item " +
-                std::to_string(failed_->item) + ": " + failed_->what + " (every rank was stopped)");
+  if (failed_) throw error(stopped_message("map_unordered", failed_->rank, failed_->item, failed_->what));
   return false;
 }
 

@@ -153,7 +153,18 @@ struct reply {
 // Worker side: sends {kind, item} (fixed size) and, for a request, waits for the reply.
 reply worker_request(const communicator& c, const loop_tags& t, std::int64_t done_item);
 void worker_notify(const communicator& c, const loop_tags& t, msg_kind kind, std::int64_t item) noexcept;
-[[noreturn]] void throw_stopped(const char* what, const reply& r, int my_rank);
+// The one message of a managed loop stopped by a failure, the same on every rank
+// (the root, the stopped workers and, in map_unordered, the failing worker):
+// "ember::par::<what>: rank F failed on item I[: detail]; every rank was stopped"
+// or, for rank 0 outside any item (item -1), that the root left the loop with an
+// exception.
+std::string stopped_message(const char* what, std::int64_t failed_rank, std::int64_t failed_item,
+                            const std::string& detail);
+[[noreturn]] void throw_stopped(const char* what, const reply& r, const std::string& detail = {});
+// Rules of managed loops: every rank iterates a range of the same length. With
+// EMBER_CHECK_REPLICATED=1 (runtime/communicator.hpp) that is checked
+// (collectively) when the loop is made.
+void check_loop_length(const communicator& c, std::int64_t n, const char* what);
 
 // Root side of split_managed: hands out 0..n-1 until every worker is done; throws
 // the error of a failing worker after all others were told to stop. With
@@ -197,8 +208,10 @@ class map_root {
 // Worker side of map_unordered (messages are blobs {kind, item, payload}): the
 // first request (kind msg_request, item -1), then each result, which asks for
 // the next index.
+// A {stop_with_error} reply is followed by the failure's what() (a blob), stored
+// in `detail`, so a stopped worker throws the same message as the root.
 reply map_worker_send(const communicator& c, const loop_tags& t, msg_kind kind, std::int64_t item,
-                      const std::string& payload);
+                      const std::string& payload, std::string& detail);
 // {error, item, what} (or {leave, -1}): the worker sends nothing more in this loop.
 void worker_send_error(const communicator& c, const loop_tags& t, std::int64_t item, const std::string& what,
                        msg_kind kind = msg_error) noexcept;
@@ -294,6 +307,8 @@ class managed_range {
  public:
   managed_range(R&& r, const communicator& c)
       : base_(ranges::views::all(std::forward<R>(r))), comm_(c), uncaught_(std::uncaught_exceptions()) {
+    if (ember::detail::replicated_checks())
+      detail::check_loop_length(comm_, static_cast<std::int64_t>(ranges::distance(base_)), "split_managed");
     if (comm_.size() > 1) tags_ = detail::new_loop(comm_);
   }
   managed_range(const managed_range&) = delete;
@@ -371,7 +386,7 @@ class managed_range {
       return;
     }
     done_ = true;
-    if (r.code == detail::reply_stop_error) detail::throw_stopped("split_managed", r, comm_.rank());
+    if (r.code == detail::reply_stop_error) detail::throw_stopped("split_managed", r);
   }
 };
 
@@ -407,6 +422,8 @@ class unordered_map_range {
 
   unordered_map_range(Fn fn, R&& r, const communicator& c)
       : fn_(std::move(fn)), base_(ranges::views::all(std::forward<R>(r))), comm_(c), uncaught_(std::uncaught_exceptions()) {
+    if (ember::detail::replicated_checks())
+      detail::check_loop_length(comm_, static_cast<std::int64_t>(ranges::distance(base_)), "map_unordered");
     if (comm_.size() > 1) tags_ = detail::new_loop(comm_);
   }
   unordered_map_range(const unordered_map_range&) = delete;
@@ -454,9 +471,9 @@ class unordered_map_range {
     try {
       return fn_(*it_);
     } catch (...) {
-      if (comm_.size() > 1) detail::worker_send_error(comm_, tags_, i, detail::current_what());
-      std::throw_with_nested(error("ember::par::map_unordered: rank " + std::to_string(comm_.rank()) +
-                                   " failed on item " + std::to_string(i) + ": " + detail::current_what()));
+      const std::string what = detail::current_what();
+      if (comm_.size() > 1) detail::worker_send_error(comm_, tags_, i, what);
+      std::throw_with_nested(error(detail::stopped_message("map_unordered", comm_.rank(), i, what)));
     }
   }
 
@@ -478,14 +495,15 @@ class unordered_map_range {
     }
     // A worker does all its work here and yields nothing.
     done_ = true;
-    auto r = detail::map_worker_send(comm_, tags_, detail::msg_request, -1, {});
+    std::string why;
+    auto r = detail::map_worker_send(comm_, tags_, detail::msg_request, -1, {}, why);
     while (r.code >= 0) {
       ranges::advance(it_, static_cast<ranges::iter_difference_t<base_iter>>(r.code - pos_));
       pos_ = r.code;
       const std::string payload = detail::serialize(call(r.code));
-      r = detail::map_worker_send(comm_, tags_, detail::msg_result, r.code, payload);
+      r = detail::map_worker_send(comm_, tags_, detail::msg_result, r.code, payload, why);
     }
-    if (r.code == detail::reply_stop_error) detail::throw_stopped("map_unordered", r, comm_.rank());
+    if (r.code == detail::reply_stop_error) detail::throw_stopped("map_unordered", r, why);
   }
 
   void advance() {

@@ -44,7 +44,8 @@ symmetric_window::symmetric_window(const std::int64_t* shape, int ndim, std::siz
   std::int64_t n = 1;
   for (int d = 0; d < ndim; ++d) n *= shape[d];
   what_ = shape_text(shape, ndim) + " " + dtype;
-  // Every rank's request in one allgather: [bytes, ndim, elem size, valid, shape...].
+  // Every rank's request in one allgather: [bytes, ndim, elem size, valid +
+  // 2 * make_symmetric, shape...]: what one rank alone passes is checked everywhere.
   std::array<std::int64_t, 4 + max_dims> rec{};
   rec[0] = n * std::int64_t(elem_size);
   rec[1] = ndim;
@@ -54,7 +55,7 @@ symmetric_window::symmetric_window(const std::int64_t* shape, int ndim, std::siz
     rec[4 + std::size_t(d)] = shape[d];
     valid = valid && shape[d] >= 0;
   }
-  rec[3] = valid;
+  rec[3] = (valid ? 1 : 0) + (make_symmetric ? 2 : 0);
   const std::size_t R = rec.size();
   const auto all = c.allgather(rec.data(), std::int64_t(R));
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * R + i]; };
@@ -63,8 +64,13 @@ symmetric_window::symmetric_window(const std::int64_t* shape, int ndim, std::siz
            " (" + std::to_string(at(r, 0)) + " bytes)";
   };
   std::int64_t largest = 0;
+  for (int r = 1; r < c.size(); ++r)
+    if ((at(r, 3) & 2) != (at(0, 3) & 2))
+      throw value_error(std::string("ember::allocate_symmetric: every rank must pass the same make_symmetric, but rank 0 "
+                                    "passes ") + ((at(0, 3) & 2) ? "true" : "false") + " and rank " + std::to_string(r) +
+                        " passes " + ((at(r, 3) & 2) ? "true" : "false"));
   for (int r = 0; r < c.size(); ++r) {
-    if (!at(r, 3))
+    if (!(at(r, 3) & 1))
       throw value_error("ember::allocate_symmetric: " + request(r) + ": a negative extent");
     if (at(r, 2) != at(0, 2))
       throw type_error("ember::allocate_symmetric: rank 0 allocates elements of " + std::to_string(at(0, 2)) +
@@ -135,7 +141,6 @@ void symmetric_window::release() {
   }
   if (symmetric_check_enabled()) {
     const auto seqs = comm_.allgather(std::int64_t(seq_));
-    const auto mine = std::int64_t(seq_);
     std::string who;
     bool bad = false;
     for (int r = 0; r < comm_.size(); ++r) {
@@ -144,9 +149,8 @@ void symmetric_window::release() {
     }
     if (bad)
       throw error("ember: symmetric memory released out of order: the ranks are releasing different allocations "
-                  "(creation numbers: " + who + "; rank " + std::to_string(comm_.rank()) + "'s #" +
-                  std::to_string(mine) + " is " + what_ + "). Every rank must release its symmetric handles in "
-                  "the same order (MPI_Win_free is collective); nothing was freed");
+                "(creation numbers: " + who + "). Every rank must release its symmetric handles in "
+                "the same order (MPI_Win_free is collective); nothing was freed");
   }
   // Completes outstanding puts/gets and closes the last epoch.
   check_mpi(MPI_Win_fence(MPI_MODE_NOSUCCEED, win_), "MPI_Win_fence");

@@ -2,6 +2,7 @@
 // (ember::allocate_symmetric). Run at 1-4 ranks; every rank-dependent truth goes
 // through test::all_ranks.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
@@ -202,6 +203,87 @@ TEST_CASE("reshape_boxes: bad tilings raise on every rank, naming ranks and boxe
     const ember::box<2> bad{{me, 4}, {me + 1, 0}};
     REQUIRE(raises(bad, rows, 0, "ends before it starts"));
   }
+}
+
+// Found by tests/fuzz/fuzz_boxes.cpp: check_box_tilings read past the end of
+// boxes with fewer coordinates than the first (a crash for a box with 0 lower and
+// 1 upper bound), accepted 2 input boxes with 3 output boxes, and computed volumes
+// with signed overflow: [INT64_MIN, INT64_MAX) was accepted as a box of 0
+// elements. box_distribution checked nothing. Pure checks, alike on every rank.
+TEST_CASE("check_box_tilings and box_distribution reject malformed boxes", "[boxes]") {
+  using ember::box_nd;
+  const std::int64_t lo = INT64_MIN, hi = INT64_MAX;
+  auto raises = [](auto&& f, const std::string& needle, auto type_tag) {
+    using E = decltype(type_tag);
+    try {
+      f();
+    } catch (const E& e) {
+      INFO(e.what());
+      return std::string(e.what()).find(needle) != std::string::npos;
+    } catch (...) {
+    }
+    return false;
+  };
+  const ember::value_error V("");
+  const ember::shape_error S("");
+  auto tilings = [](std::vector<box_nd> in, std::vector<box_nd> out) {
+    return [=] { (void)ember::check_box_tilings(in, out); };
+  };
+  const box_nd left{{0}, {2}}, right{{2}, {4}}, all{{0}, {4}}, none{{0}, {0}};
+  REQUIRE(test::all_ranks(raises(tilings({left, right}, {all, none, none}), "2 input boxes but 3 output boxes", V)));
+  REQUIRE(test::all_ranks(raises(tilings({all}, {box_nd{{}, {4}}}), "has 0 lower and 1 upper bounds, not 1", S)));
+  REQUIRE(test::all_ranks(raises(tilings({left, box_nd{{2, 0}, {4, 1}}}, {all, none}), "rank 1 [(2, 0), (4, 1))", S)));
+  REQUIRE(test::all_ranks(raises(tilings({box_nd{}, box_nd{}}, {box_nd{}, box_nd{}}), "at least one dimension", V)));
+  REQUIRE(test::all_ranks(raises(tilings({box_nd{{lo}, {hi}}}, {box_nd{{lo}, {hi}}}), "more than 2^63 - 1", V)));
+  const std::int64_t h = std::int64_t(1) << 62;  // each half fits, the whole does not
+  const std::vector<box_nd> halves{box_nd{{-h}, {0}}, box_nd{{0}, {h}}};
+  REQUIRE(test::all_ranks(raises(tilings(halves, halves), "bounding box", V)));
+  // an empty box may have any other extents, even ones whose difference overflows
+  const box_nd far{{lo, 5}, {hi, 5}};
+  REQUIRE(test::all_ranks(far.volume() == 0 && ember::box<2>{{lo, 5}, {hi, 5}}.volume() == 0));
+  const box_nd g{{0, 0}, {4, 2}};
+  REQUIRE(test::all_ranks(ember::check_box_tilings({g, far}, {far, g}) == g));
+
+  auto dist = [](ember::index_vec shape, std::vector<box_nd> bs) {
+    return [=] { ember::box_distribution d(shape, bs); };
+  };
+  REQUIRE(test::all_ranks(raises(dist({4}, {box_nd{{0}, {9}}}), "not the array of shape (4,)", V)));
+  REQUIRE(test::all_ranks(raises(dist({4}, {left}), "not the array of shape (4,)", V)));
+  REQUIRE(test::all_ranks(raises(dist({4}, {left, box_nd{{1}, {4}}}), "overlap", V)));
+  REQUIRE(test::all_ranks(raises(dist({4}, {left, right, box_nd{{1}, {3}}}), "overlap", V)));
+  REQUIRE(test::all_ranks(raises(dist({4}, {left, box_nd{{2, 0}, {4, 1}}}), "upper bounds", S)));
+  REQUIRE(test::all_ranks(raises(dist({4}, {}), "none", V)));
+  REQUIRE(test::all_ranks(raises(dist({-1}, {none}), "negative extent", V)));
+  REQUIRE(test::all_ranks(raises(dist({4, 2}, {g, box_nd{{0, 0}, {1, 1}}}), "overlap", V)));
+  ember::box_distribution ok({4, 2}, {far, g, box_nd{{7, 7}, {7, 9}}});  // empty boxes anywhere
+  REQUIRE(test::all_ranks(ok.nranks() == 3 && ok.local_size(0) == 0 && ok.local_size(1) == 8 && ok.pieces(0).empty()));
+  ember::box_distribution two({4}, {left, right});
+  ember::box_distribution three({4}, {left, right, none});
+  REQUIRE(test::all_ranks(raises([&] { ember::exchange x(two, three, 0, 8); }, "ranks", V)));
+}
+
+TEST_CASE("reshape_boxes: huge boxes raise, empty boxes may have any coordinates", "[boxes]") {
+  const int P = W().size(), me = W().rank();
+  const std::int64_t lo = INT64_MIN, hi = INT64_MAX;
+  // rank 0 claims [INT64_MIN, INT64_MAX) with an empty block: was accepted (its
+  // volume overflowed to 0 elements)
+  {
+    const ember::box<1> in = me == 0 ? ember::box<1>{{lo}, {hi}} : ember::box<1>{{0}, {0}};
+    bool ok = false;
+    try {
+      ember::reshape_boxes(std::vector<double>{}, in, in);
+    } catch (const ember::value_error& e) {
+      INFO(e.what());
+      ok = std::string(e.what()).find("rank 0 [(-9223372036854775808,), (9223372036854775807,)) holds more than") !=
+           std::string::npos;
+    }
+    REQUIRE(test::all_ranks(ok));
+  }
+  // every row to rank 0; the other ranks ask for an empty box whose other extent overflows
+  const ember::box<2> row{{me, 0}, {me + 1, 3}};
+  const ember::box<2> out = me == 0 ? ember::box<2>{{0, 0}, {P, 3}} : ember::box<2>{{lo, 7}, {hi, 7}};
+  const auto b = ember::reshape_boxes(extract(row), row, out);
+  REQUIRE(test::all_ranks(b == extract(out)));
 }
 
 // ---------------------------------------------------------------------------
