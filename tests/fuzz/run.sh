@@ -115,16 +115,19 @@ build_targets() {
   for f in "${pids[@]}"; do wait "$f" || ok=1; done
   return $ok
 }
-# run_target NAME SECONDS: libFuzzer on $work/NAME_corpus; exits 1 on a finding.
+# run_target BINARY CORPUS LABEL SECONDS MAX_LEN: libFuzzer; exits 1 on a finding
+# (after waiting for the background build, if one is running).
 run_target() {
-  local t=$1 s=$2 rc=0
-  "$work/fuzz_$t" -max_total_time="$s" -timeout=10 -rss_limit_mb=2048 -max_len=1024 \
-      -artifact_prefix="$art/" -print_final_stats=1 "$work/${t}_corpus" >"$work/$t.run.log" 2>&1 || rc=$?
+  local bin=$1 dir=$2 t=$3 s=$4 maxlen=$5 rc=0
+  "$work/$bin" -max_total_time="$s" -timeout=10 -rss_limit_mb=2048 -max_len="$maxlen" \
+      -artifact_prefix="$art/" -print_final_stats=1 "$dir" >"$work/$t.run.log" 2>&1 || rc=$?
   grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$work/$t.run.log" | sed "s/^/fuzz $t: /" || true
+  # libFuzzer exits non-zero and writes crash-*/timeout-*/oom-* on a finding.
   if [[ $rc -ne 0 ]]; then
     echo "fuzz: FINDING in the $t run (exit $rc; inputs kept in $art):"
-    grep -E "fuzz_$t:|ERROR|SUMMARY|Test unit written" "$work/$t.run.log" | head -20
+    grep -E "$bin:|ERROR|SUMMARY|Test unit written" "$work/$t.run.log" | head -20
     tail -n 30 "$work/$t.run.log"
+    [[ -n "${build_pid:-}" ]] && { wait "$build_pid" || true; }
     exit 1
   fi
   echo "fuzz: no findings ($t)"
@@ -142,27 +145,15 @@ if command -v "$CXX" >/dev/null && "$CXX" "${flags[@]}" -fsanitize=fuzzer,addres
   for f in "$corpus"/*; do
     case "$(basename "$f")" in npy*|hand*) cp "$f" "$work/npy/" ;; *) cp "$f" "$work/csv/" ;; esac
   done
-  for m in npy csv; do
-    rc=0
-    "$work/fuzz_io" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-        -artifact_prefix="$art/" -print_final_stats=1 "$work/$m" >"$work/$m.log" 2>&1 || rc=$?
-    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$work/$m.log" | sed "s/^/fuzz $m: /" || true
-    # libFuzzer exits non-zero and writes crash-*/timeout-*/oom-* on a finding.
-    if [[ $rc -ne 0 ]]; then
-      echo "fuzz: FINDING in the $m run (exit $rc; inputs kept in $art):"
-      grep -E "ERROR|SUMMARY|Test unit written" "$work/$m.log" | head -20
-      tail -n 30 "$work/$m.log"
-      wait "$build_pid" || true
-      exit 1
-    fi
-  done
+  for m in npy csv; do run_target fuzz_io "$work/$m" "$m" "$secs" 4096; done
   echo "fuzz: no findings (parsers)"
   wait "$build_pid" ||
     { echo "fuzz: the planner and boxes targets failed to build:"; tail -n 30 "$work/planner.log"; exit 1; }
   psecs=$(( secs < 15 ? secs : 15 ))
   echo "fuzz: planner and boxes targets built; ${psecs} s each"
-  run_target planner "$psecs"
-  run_target boxes "$psecs"
+  build_pid=
+  run_target fuzz_planner "$work/planner_corpus" planner "$psecs" 1024
+  run_target fuzz_boxes "$work/boxes_corpus" boxes "$psecs" 1024
 else
   echo "fuzz: libFuzzer is NOT available ($CXX -fsanitize=fuzzer failed; Debian: clang-14 libclang-rt-14-dev);"
   echo "fuzz: replaying the seed corpus through a plain driver instead (this is not fuzzing)"
