@@ -1,35 +1,48 @@
 #!/usr/bin/env bash
 # Builds the AddressSanitizer + UndefinedBehaviorSanitizer variant of the
-# distributed test binaries (tests/meson.build's distributed_tests) into
-# [builddir] (default build-asan). Only those 12 binaries and what they link
-# (libember, catch_main) are built; examples, bench and fault_program are not.
+# distributed test binaries (the distributed_tests list in tests/meson.build)
+# into [builddir] (default build-asan). Only those binaries and what they link
+# (libember, catch_main) are built: no examples, bench or fault_program.
 #   bash tests/sanitizers/build.sh [builddir]
 # Then, from the repository root, run each binary with the variables of
 # tests/sanitizers/options.env in the environment:
 #   mpirun -n P --oversubscribe build-asan/tests/test_x
 #
-# Choices (measured on 2 cores, see the numbers at the end of this comment):
-#  - -O1 (optimization=1): ASan's own docs recommend it; -O0 makes the
-#    expression-template tests several times slower to run, -O2/-O3 take longer
-#    to compile and inline away frames from the reports.
-#  - -g1 (line tables, no variable info) instead of -g: enough for symbolized
-#    stack traces, and much less to compile, link and load than -g.
-#  - -fno-omit-frame-pointer: reliable stack traces from ASan's fast unwinder.
-#  - -fno-sanitize-recover=all: undefined behaviour aborts the rank (so mpirun
-#    and the runner see a failure) instead of printing a line and going on.
-#  - b_ndebug=false: ember's assert()s are checked too.
-#  - b_lundef=false: the sanitizer runtimes resolve some symbols at load time.
+# Choices:
+#  - -O0 (EMBER_SANITIZE_OPT overrides): GCC spends most of an instrumented
+#    build optimizing the instrumentation, so -O0 compiles in a third of the
+#    time of -O1 (all 12 binaries: ~12 vs ~33 CPU-minutes, 7 min on 2 cores;
+#    tests/test_expr.cpp alone 340 s vs 640 s), while all 12 binaries still run
+#    in about 75 s at 1 and 3 ranks together.
+#    -O0 also keeps every memory access for ASan to check; the one UBSan check
+#    that needs optimization (object-size) is ASan's job anyway.
+#  - -g1 (line tables, no variable info): enough for file:line in the reports,
+#    and much less to compile, link and load than -g.
+#  - -fno-sanitize-recover=all: undefined behaviour ends the rank (so mpirun and
+#    the runner see a failure) instead of printing a line and going on.
+#  - -D_GLIBCXX_SANITIZE_VECTOR: std::vector tells ASan its capacity, so reading
+#    past size() but within capacity() is a container-overflow error too.
+#  - b_ndebug=false: assert()s are checked.
+#  - b_lundef=false: the shared library leaves the sanitizer runtimes' symbols to
+#    the executable (needed with clang, harmless with GCC).
+#  - cuda=disabled when that option exists: the sanitizers are for the CPU code.
+# The options are applied on every run (meson configure), so a reconfiguration
+# triggered by a changed meson.build cannot silently drop them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 builddir="${1:-build-asan}"
 jobs="${EMBER_SANITIZE_JOBS:-2}"
+opt="${EMBER_SANITIZE_OPT:-0}"
 
-flags="-g1 -fno-omit-frame-pointer -fno-sanitize-recover=all"
-if [ ! -f "$builddir/build.ninja" ]; then
-  meson setup "$builddir" \
-    --buildtype=plain -Doptimization=1 -Ddebug=false -Db_ndebug=false \
-    -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dcpp_args="$flags" -Dcpp_link_args="-fno-sanitize-recover=all"
+opts=("-Doptimization=$opt" -Ddebug=false -Db_ndebug=false
+      -Db_sanitize=address,undefined -Db_lundef=false
+      "-Dcpp_args=-g1 -fno-omit-frame-pointer -fno-sanitize-recover=all -D_GLIBCXX_SANITIZE_VECTOR=1"
+      "-Dcpp_link_args=-fno-sanitize-recover=all")
+if grep -q "option('cuda'" meson_options.txt 2>/dev/null; then opts+=(-Dcuda=disabled); fi
+if [ -f "$builddir/build.ninja" ]; then
+  meson configure "$builddir" "${opts[@]}"
+else
+  meson setup "$builddir" "${opts[@]}"
 fi
 
 tests=$(sed -n "s/^distributed_tests = \[\(.*\)\]/\1/p" tests/meson.build | sed "s/[',]/ /g")
