@@ -18,16 +18,10 @@ namespace ember::cuda {
 
 using stream_t = CUstream_st*;  // == cudaStream_t
 
-// A CUDA runtime, cuBLAS or cuSOLVER call failed. what() names the call and carries
-// the library's error name and string; code() is the library's status value.
-class device_error : public error {
- public:
-  device_error(const std::string& what, int code) : error(what), code_(code) {}
-  int code() const noexcept { return code_; }
-
- private:
-  int code_;
-};
+// A CUDA runtime, cuBLAS or cuSOLVER call failed: ember::device_error
+// (runtime/error.hpp), whose what() names the call and carries the library's
+// error name and string, and whose code() is the library's status value.
+using ember::device_error;
 
 // Number of usable CUDA devices; 0 (never an exception) when there is no driver,
 // the driver is older than the runtime, or there is no device. Cached: the first

@@ -3,6 +3,10 @@
 //
 // A dndarray is a handle: copies share the local block and the distribution
 // metadata (as a Python name bound to the same DNDarray), `copy()` is deep.
+//
+// The local block lives on the host (ember::cpu, the default) or in the memory of
+// the rank's GPU (ember::gpu, runtime/device.hpp), like a CuPy array or a torch
+// tensor's device; `device()` says which, `to(d)` copies it over.
 #pragma once
 
 #include <array>
@@ -16,6 +20,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "../runtime/communicator.hpp"
+#include "../runtime/device.hpp"
 #include "../runtime/exchange.hpp"
 #include "../runtime/layout.hpp"
 #include "../runtime/memory.hpp"
@@ -32,6 +37,19 @@ namespace detail {
 template <class T, int N, class E>
 void assign_expression(dndarray<T, N>& dst, const E& e);
 }  // namespace detail
+
+// A GPU block as a typed view: the device pointer and the local shape. For CUDA
+// kernels, cuBLAS or another CUDA library; never dereferenced on the host.
+template <class T, int N>
+struct device_view {
+  T* data = nullptr;
+  std::array<std::int64_t, N> shape{};
+  std::int64_t size() const {
+    std::int64_t n = 1;
+    for (auto e : shape) n *= e;
+    return n;
+  }
+};
 
 // The "not split" value of a split axis.
 inline constexpr std::nullopt_t none = std::nullopt;
@@ -65,13 +83,16 @@ class dndarray {
     return *this;
   }
 
-  // Wraps existing local storage laid out as `l` on `c` (no copy).
-  dndarray(const ember::layout& l, const communicator& c, std::shared_ptr<T[]> data)
-      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, std::move(data)}))) {}
+  // Wraps existing local storage laid out as `l` on `c` (no copy); `d` says
+  // where `data` points (a device pointer for ember::gpu).
+  dndarray(const ember::layout& l, const communicator& c, std::shared_ptr<T[]> data, device_kind d = device_kind::cpu)
+      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, std::move(data), d}))) {}
 
-  // Allocates an uninitialized local block for `l` on `c`.
-  dndarray(const ember::layout& l, const communicator& c)
-      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, detail::allocate<T>(l.local_size(c.rank()))}))) {}
+  // Allocates an uninitialized local block for `l` on `c`, in `d` memory (for
+  // ember::gpu the caller has checked with detail::require_gpu that every rank
+  // has a device).
+  dndarray(const ember::layout& l, const communicator& c, device_kind d = device_kind::cpu)
+      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, allocate_block(l.local_size(c.rank()), d), d}))) {}
 
   // ---- metadata (replicated: identical on every rank) ----
   shape_type shape() const { return to_shape(st().lay.shape()); }
@@ -96,20 +117,45 @@ class dndarray {
   // to tell an array read twice from two arrays.
   const void* identity() const { return s_.get(); }
   bool valid() const { return s_ != nullptr; }
+  // Where the local block lives (the same on every rank).
+  device_kind device() const { return st().dev; }
 
   // ---- local data ----
+  // The host block as an Eigen tensor; a GPU array refuses (use larray_device()).
   local_type larray() const {
     auto l = lshape();
     std::array<Eigen::Index, N> d;
     for (int i = 0; i < N; ++i) d[i] = Eigen::Index(l[i]);
-    return local_type(st().data.get(), d);
+    return local_type(host_data("larray"), d);
   }
-  T* ldata() const { return st().data.get(); }
+  T* ldata() const { return host_data("ldata"); }
+  // The GPU block (device pointer and local shape); a host array refuses.
+  device_view<T, N> larray_device() const {
+    if (device() != device_kind::gpu)
+      throw value_error("ember::dndarray::larray_device: this " + std::string(dtype_name<T>()) + " array of shape " +
+                        detail::shape_str(shape()) + " is in host memory (device cpu); use larray(), or to(ember::gpu)");
+    return {st().data.get(), lshape()};
+  }
+  // The local block wherever it lives (device() says where): for code that
+  // handles both kinds of memory, as the evaluator and the exchange do.
+  T* lstorage() const { return st().data.get(); }
+  const std::shared_ptr<T[]>& lstorage_handle() const { return st().data; }
 
   // ---- copies ----
   dndarray copy() const {
-    dndarray r(st().lay, st().comm);
-    if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
+    dndarray r(st().lay, st().comm, device());
+    detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
+    return r;
+  }
+  // This array's values in `d` memory, same layout: the array itself (a handle to
+  // the same storage) when it is there already, as torch's .to() and CuPy's
+  // asarray. Collective for ember::gpu: every rank must have a device, or every
+  // rank throws ember::device_error naming the ranks without one.
+  dndarray to(device_kind d) const {
+    if (d == device_kind::gpu) detail::require_gpu(comm(), "ember::dndarray::to(ember::gpu)");
+    if (d == device()) return *this;
+    dndarray r(st().lay, st().comm, d);
+    detail::copy_between(r.lstorage(), d, lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
     return r;
   }
 
@@ -162,12 +208,25 @@ class dndarray {
     ember::layout lay;
     communicator comm;
     std::shared_ptr<T[]> data;
+    device_kind dev = device_kind::cpu;
   };
   std::shared_ptr<state> s_;
 
   const state& st() const {
     if (!s_) throw error("ember::dndarray: use of a null (default-constructed) array handle");
     return *s_;
+  }
+  T* host_data(const char* what) const {
+    if (st().dev == device_kind::gpu)
+      throw value_error(std::string("ember::dndarray::") + what + ": the local block of this " +
+                        std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(shape()) +
+                        " is in GPU memory; use larray_device() for a device view, or to(ember::cpu) for a host copy");
+    return st().data.get();
+  }
+  static std::shared_ptr<T[]> allocate_block(std::int64_t n, device_kind d) {
+    if (d == device_kind::cpu) return detail::allocate<T>(n);
+    auto p = detail::allocate_on(d, n * std::int64_t(sizeof(T)));
+    return std::shared_ptr<T[]>(p, static_cast<T*>(p.get()));
   }
 
   template <ember::dtype U, int M>
@@ -187,12 +246,11 @@ class dndarray {
     if (target.shape() != st().lay.shape())
       throw shape_error("ember: cannot move an array of shape " + detail::shape_str(st().lay.shape()) +
                         " to a layout of shape " + detail::shape_str(target.shape()));
-    dndarray r(target, comm());
-    if (target == st().lay) {
-      if (lnumel() > 0) std::memcpy(r.ldata(), ldata(), std::size_t(lnumel()) * sizeof(T));
-    } else {
-      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), ldata(), r.ldata());
-    }
+    dndarray r(target, comm(), device());
+    if (target == st().lay)
+      detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
+    else
+      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), lstorage(), r.lstorage(), device());
     return r;
   }
 

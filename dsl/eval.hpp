@@ -66,6 +66,8 @@ struct lower_state {
   std::vector<int> storage_node;     // first leaf node of each
   std::optional<int> rebalance_for;  // plan_for: leaves laid out as balanced for P ranks
   bool scalar_values = true;         // label scalars by value (not for cached plans: values change)
+  std::optional<device_kind> device; // of the first leaf; every leaf must agree
+  std::string first_leaf;            // "float64 (4, 5)", for the message when they do not
 };
 
 template <class X>
@@ -104,6 +106,20 @@ void lower(const X& x, lower_state& st) {
     }
     n.alias = st.storage_node[k];
     n.label = "a" + std::to_string(k);
+    // One device per expression, as in CuPy and PyTorch: mixing needs an explicit
+    // .to(), so no copy over the host-device link happens unannounced.
+    const device_kind d = x.a.device();
+    const std::string what = std::string(x.a.dtype()) + " array of shape " + shape_str(n.shape);
+    if (!st.device) {
+      st.device = d;
+      st.first_leaf = what;
+      st.g.device = d;
+    } else if (*st.device != d) {
+      throw value_error("ember: an expression mixes arrays on different devices: a0 (" + st.first_leaf + ") is on " +
+                        std::string(device_name(*st.device)) + ", " + n.label + " (" + what + ") is on " +
+                        std::string(device_name(d)) + "; move one with .to(ember::" +
+                        std::string(device_name(*st.device)) + ") first");
+    }
     if (st.rebalance_for)
       n.lay = layout::balanced(n.shape, x.a.split(), *st.rebalance_for);
     else
@@ -167,6 +183,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     while (k < f.storage.size() && f.storage[k] != p) ++k;
     if (k == f.storage.size()) f.storage.push_back(p);
     f.add(k);
+    f.add(std::uint64_t(x.a.device()) + 0xde00);
     f.add(x.a.distribution());
   } else {
     if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));
@@ -191,6 +208,26 @@ const communicator* comm_of(const X& x, const communicator* found = nullptr) {
   } else {
     hana::for_each(x.args, [&](const auto& a) { found = comm_of(a, found); });
     return found;
+  }
+}
+
+// The device of the expression's arrays (the first leaf's; lower() checks that
+// every leaf agrees).
+template <class X>
+device_kind device_of(const X& x) {
+  if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
+    return device_kind::cpu;
+  } else if constexpr (expr::is_reduction<X>::value) {
+    return device_of(x.arg);
+  } else if constexpr (requires { x.a; }) {
+    return x.a.device();
+  } else {
+    std::optional<device_kind> d;
+    hana::for_each(x.args, [&](const auto& a) {
+      using A = std::remove_cvref_t<decltype(a)>;
+      if (!d && !std::is_same_v<A, expr::scalar<typename A::value_type>>) d = device_of(a);
+    });
+    return d.value_or(device_kind::cpu);
   }
 }
 
@@ -252,6 +289,7 @@ void visit_operand(const X& x, int id, int target, F&& f) {
 struct value_slot {
   std::shared_ptr<void> hold;
   void* ptr = nullptr;
+  device_kind dev = device_kind::cpu;
   std::shared_ptr<void> aux_hold;  // argmin/argmax: the extreme values
   void* aux = nullptr;
   std::vector<std::shared_ptr<void>> parts;  // eval(e1, e2, ...): one buffer per result
@@ -276,7 +314,7 @@ bool same_leaf_layouts(const X& x, const cached_plan& cp, int id) {
     return same_leaf_layouts(x.arg, cp, id + 1);
   } else if constexpr (requires { x.a; }) {
     const auto& n = cp.g.nodes[std::size_t(id)];
-    return n.lay && *n.lay == x.a.distribution();
+    return n.lay && *n.lay == x.a.distribution() && x.a.device() == cp.g.device;
   } else {
     bool ok = true;
     int next = id + 1;
@@ -322,7 +360,8 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
     const auto& s = cp->p.steps[i];
     if (s.kind != planner::step_kind::fused_kernel && s.kind != planner::step_kind::allreduce &&
         s.kind != planner::step_kind::gather_index && s.kind != planner::step_kind::matmul &&
-        s.kind != planner::step_kind::transpose)
+        s.kind != planner::step_kind::transpose && s.kind != planner::step_kind::to_host &&
+        s.kind != planner::step_kind::to_device)
       cp->moves[i] = std::make_unique<exchange>(*s.from, *s.to, c.rank(), std::size_t(cp->g.nodes[std::size_t(s.node)].elem));
   }
   if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
@@ -451,6 +490,8 @@ class executor {
           case planner::step_kind::gather_index: run_combine(s); break;
           case planner::step_kind::matmul:
           case planner::step_kind::transpose: run_op(s); break;
+          case planner::step_kind::to_host:
+          case planner::step_kind::to_device: run_copy(s); break;
           default: run_move(i, s); break;
         }
       });
@@ -461,7 +502,7 @@ class executor {
     if (dest_ && r.ptr != dest_.get()) {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
       const auto n = p.values[std::size_t(p.result)].local_size(c_.rank()) * node_elem(p.value_node[std::size_t(p.result)]);
-      if (n > 0) std::memmove(dest_.get(), r.ptr, std::size_t(n));
+      copy_between(dest_.get(), p.device, r.ptr, r.dev, n);
       vals_.clear();
       return dest_;
     }
@@ -490,7 +531,8 @@ class executor {
     } else if constexpr (requires { x.a; }) {
       auto& v = vals_[std::size_t(cp_.p.leaf_value[std::size_t(id)])];
       if (!v.ptr) {
-        v.ptr = x.a.ldata();
+        v.ptr = x.a.lstorage();
+        v.dev = x.a.device();
         v.hold = std::shared_ptr<void>(std::shared_ptr<typename X::value_type[]>(), v.ptr);  // non-owning: e_ holds it
       }
     } else {
@@ -505,14 +547,23 @@ class executor {
   // Storage for value v; the result goes straight into the destination when safe.
   value_slot& output(int v, std::int64_t bytes, bool may_use_dest) {
     auto& slot = vals_[std::size_t(v)];
+    slot.dev = cp_.p.value_device.empty() ? device_kind::cpu : cp_.p.value_device[std::size_t(v)];
     if (v == cp_.p.result && dest_ && may_use_dest) {
       slot.hold = dest_;
       slot.ptr = dest_.get();
     } else {
-      slot.hold = alloc_bytes(bytes);
+      slot.hold = slot.dev == device_kind::cpu ? alloc_bytes(bytes) : allocate_on(slot.dev, bytes);
       slot.ptr = slot.hold.get();
     }
     return slot;
+  }
+
+  // GPU plans: a value's block over the host-device link.
+  void run_copy(const planner::step& s) {
+    const std::int64_t bytes = s.to->local_size(c_.rank()) * node_elem(s.node);
+    const auto& in = vals_[std::size_t(s.input)];
+    auto& out = output(s.output, bytes, in.ptr != dest_.get());
+    copy_between(out.ptr, out.dev, in.ptr, in.dev, bytes);
   }
 
   void run_move(std::size_t i, const planner::step& s) {
@@ -710,14 +761,29 @@ std::optional<layout> target_layout(const E& e, const communicator& c, const eva
 }
 
 // Evaluates `e` and returns (layout, storage) of the result.
+struct evaluated {
+  layout lay;
+  std::shared_ptr<void> storage;
+  device_kind device;
+};
 template <class E>
-std::pair<layout, std::shared_ptr<void>> evaluate(const E& e, const std::optional<layout>& target,
-                                                  std::shared_ptr<void> dest) {
+evaluated evaluate(const E& e, const std::optional<layout>& target, std::shared_ptr<void> dest) {
   const communicator& c = *comm_of(e);
   auto cp = planned(e, c, target);
   executor<E> ex(e, *cp, c);
   auto storage = ex.run(std::move(dest));
-  return {cp->p.values[std::size_t(cp->p.result)], std::move(storage)};
+  return {cp->p.values[std::size_t(cp->p.result)], std::move(storage), cp->p.device};
+}
+
+// Evaluates an expression with a replicated 0-d result and returns the value on
+// the host of every rank (from the device for GPU arrays).
+template <class E>
+typename E::value_type evaluate_scalar(const E& e) {
+  using T = typename E::value_type;
+  auto r = evaluate(e, std::nullopt, nullptr);
+  T v{};
+  copy_between(&v, device_kind::cpu, r.storage.get(), r.device, std::int64_t(sizeof(T)));
+  return v;
 }
 
 template <class T, int N, class E>
@@ -732,14 +798,16 @@ void assign_expression(dndarray<T, N>& dst, const E& e) {
   if constexpr (std::is_same_v<V, T>) {
     if (dst.valid() && std::equal(shape.begin(), shape.end(), dst.distribution().shape().begin(),
                                   dst.distribution().shape().end()) &&
-        comm_of(e)->congruent(dst.comm())) {
+        comm_of(e)->congruent(dst.comm()) && dst.device() == device_of(e)) {
       // into the existing storage, in the existing layout
-      std::shared_ptr<void> storage(std::shared_ptr<T[]>(), dst.ldata());
+      std::shared_ptr<void> storage(std::shared_ptr<T[]>(), dst.lstorage());
       evaluate(e, dst.distribution(), storage);
       return;
     }
-    auto [l, storage] = evaluate(e, std::nullopt, nullptr);
-    dst = dndarray<T, N>(l, *comm_of(e), std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+    // otherwise the name is rebound to a new array (another shape, or another
+    // device: the result lives where the expression's arrays do)
+    auto r = evaluate(e, std::nullopt, nullptr);
+    dst = dndarray<T, N>(r.lay, *comm_of(e), std::shared_ptr<T[]>(r.storage, static_cast<T*>(r.storage.get())), r.device);
   } else {
     // a different element type: cast on the way in, as NumPy's r[...] = expr
     assign_expression(dst, astype<T>(e));
@@ -764,8 +832,8 @@ auto eval(const E& e, const eval_options& o = {}) {
                       std::to_string(shape.size()) + "), not rank " + std::to_string(M) +
                       "; its rank is known only at run time: use ember::eval<rank>(e) or assign it to a dndarray");
   detail::check_same_options(c, o);
-  auto [l, storage] = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
-  return dndarray<T, M>(l, c, std::shared_ptr<T[]>(storage, static_cast<T*>(storage.get())));
+  auto r = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
+  return dndarray<T, M>(r.lay, c, std::shared_ptr<T[]>(r.storage, static_cast<T*>(r.storage.get())), r.device);
 }
 
 // Evaluates an expression into a new array (one fused pass per group, planned
@@ -788,6 +856,13 @@ template <expression E1, expression E2, expression... Es>
 auto eval(const E1& e1, const E2& e2, const Es&... es) {
   expr::tuple_root<E1, E2, Es...> t(e1, e2, es...);
   const communicator& c = *detail::comm_of(t);
+  if (detail::device_of(t) == device_kind::gpu) {
+    // GPU arrays: one evaluation per expression (the shared pass over the inputs
+    // is a host-kernel optimization; the parts of a tuple do not cross the link)
+    detail::lower_state st;
+    detail::lower(t, st);  // the same device check as the joint evaluation
+    return std::tuple{eval(e1), eval(e2), eval(es)...};
+  }
   auto cp = detail::planned(t, c, std::nullopt);
   detail::executor<decltype(t)> ex(t, *cp, c);
   ex.run(nullptr);
@@ -800,7 +875,7 @@ auto eval(const E1& e1, const E2& e2, const Es&... es) {
       constexpr int N = X::rank;
       auto part = ex.result_parts()[i++];
       return dndarray<T, N>(l.ndim() == N ? l : throw shape_error("ember::eval: a result's rank is only known at run time"),
-                            c, std::shared_ptr<T[]>(part, static_cast<T*>(part.get())));
+                            c, std::shared_ptr<T[]>(part, static_cast<T*>(part.get())), cp->p.device);
     };
     return std::tuple{one(a)...};
   });

@@ -19,6 +19,9 @@ namespace ember {
 struct factory_options {
   split_axis split = none;
   std::optional<communicator> comm = std::nullopt;  // default: ember::world()
+  // ember::gpu: the local blocks live in the rank's GPU memory (collective check:
+  // every rank needs a device, or every rank throws ember::device_error).
+  device_kind device = device_kind::cpu;
 };
 
 struct array_options {
@@ -29,6 +32,7 @@ struct array_options {
   // values are the root's, broadcast (split none) or scattered (split k) from it
   // (dsl/broadcast.hpp). Not with is_split.
   std::optional<int> root = std::nullopt;
+  device_kind device = device_kind::cpu;  // where the new array's blocks live
 };
 
 namespace detail {
@@ -40,15 +44,26 @@ index_vec to_index_vec(const std::array<std::int64_t, N>& s) {
   return index_vec(s.begin(), s.end());
 }
 
+// A new array for a factory: validated, then (for {.device = ember::gpu}) the
+// collective device check. The block is on the host when `filled_on_host` (the
+// factory fills it there and finish() uploads it), otherwise on the device.
 template <dtype T, std::size_t N>
-dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory_options& o) {
+dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory_options& o,
+                         bool filled_on_host = true) {
   const auto& c = comm_of(o.comm);
   for (std::size_t d = 0; d < N; ++d)
     if (shape[d] < 0)
       throw value_error("ember: negative dimension " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
                         " in shape " + shape_str(shape));
   if (o.split) check_axis(*o.split, int(N), "factory");
-  return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c);
+  if (o.device == device_kind::gpu) require_gpu(c, "ember: a factory with {.device = ember::gpu}");
+  return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c,
+                             filled_on_host ? device_kind::cpu : o.device);
+}
+// The filled host array where the options want it.
+template <dtype T, int N>
+dndarray<T, N> finish(const dndarray<T, N>& a, device_kind d) {
+  return d == a.device() ? a : a.to(d);
 }
 
 // Calls f(local pointer, count, first global linear index) for each run of the
@@ -77,13 +92,13 @@ void fill_value(dndarray<T, N>& a, T v) {
 // ---- constant factories. Shapes are braced lists: zeros<double>({7, 4, 3}). ----
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> empty(const std::int64_t (&shape)[N], const factory_options& o = {}) {
-  return detail::make<T>(std::to_array(shape), o);
+  return detail::make<T>(std::to_array(shape), o, false);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::int64_t (&shape)[N], T value, const factory_options& o = {}) {
   auto a = detail::make<T>(std::to_array(shape), o);
   detail::fill_value(a, value);
-  return a;
+  return detail::finish(a, o.device);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> zeros(const std::int64_t (&shape)[N], const factory_options& o = {}) {
@@ -96,13 +111,13 @@ dndarray<T, int(N)> ones(const std::int64_t (&shape)[N], const factory_options& 
 // The same from a std::array shape (e.g. another array's shape()).
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> empty(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
-  return detail::make<T>(shape, o);
+  return detail::make<T>(shape, o, false);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o = {}) {
   auto a = detail::make<T>(shape, o);
   detail::fill_value(a, value);
-  return a;
+  return detail::finish(a, o.device);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> zeros(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
@@ -113,17 +128,17 @@ dndarray<T, int(N)> ones(const std::array<std::int64_t, N>& shape, const factory
   return full<T>(shape, T(1), o);
 }
 
-// *_like: same shape, dtype, communicator and exact layout (lshape_map) as `a`, so
-// the result is aligned with `a` for elementwise work.
+// *_like: same shape, dtype, communicator, device and exact layout (lshape_map)
+// as `a`, so the result is aligned with `a` for elementwise work.
 template <dtype T, int N>
 dndarray<T, N> empty_like(const dndarray<T, N>& a) {
-  return dndarray<T, N>(a.distribution(), a.comm());
+  return dndarray<T, N>(a.distribution(), a.comm(), a.device());
 }
 template <dtype T, int N>
 dndarray<T, N> full_like(const dndarray<T, N>& a, T value) {
-  auto r = empty_like(a);
+  dndarray<T, N> r(a.distribution(), a.comm());
   detail::fill_value(r, value);
-  return r;
+  return detail::finish(r, a.device());
 }
 template <dtype T, int N>
 dndarray<T, N> zeros_like(const dndarray<T, N>& a) {
@@ -142,7 +157,7 @@ dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_
   const double n = std::ceil((stop - start) / step);
   auto a = detail::make<T>(std::array<std::int64_t, 1>{n > 0 ? std::int64_t(n) : 0}, o);
   detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });
-  return a;
+  return detail::finish(a, o.device);
 }
 template <dtype T = std::int64_t>
 dndarray<T, 1> arange(double stop, const factory_options& o = {}) {
@@ -153,11 +168,12 @@ struct linspace_options {
   split_axis split = none;
   std::optional<communicator> comm = std::nullopt;
   bool endpoint = true;
+  device_kind device = device_kind::cpu;
 };
 template <dtype T = double>
 dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linspace_options& o = {}) {
   if (num < 0) throw value_error("ember::linspace: number of samples " + std::to_string(num) + " is negative");
-  auto a = detail::make<T>(std::array<std::int64_t, 1>{num}, {.split = o.split, .comm = o.comm});
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{num}, {.split = o.split, .comm = o.comm, .device = o.device});
   const std::int64_t div = o.endpoint ? num - 1 : num;
   const double step = div > 0 ? (stop - start) / double(div) : 0.0;
   detail::fill_by_index(a, [&](std::int64_t i) {
@@ -165,7 +181,7 @@ dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linsp
     if (o.endpoint && num > 1 && i == num - 1) return T(stop);
     return T(start + double(i) * step);
   });
-  return a;
+  return detail::finish(a, o.device);
 }
 
 // n x m identity-like matrix with ones on diagonal k.
@@ -175,7 +191,7 @@ dndarray<T, 2> eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt,
   const std::int64_t cols = m.value_or(n);
   auto a = detail::make<T>(std::array<std::int64_t, 2>{n, cols}, o);
   detail::fill_by_index(a, [&](std::int64_t g) { return T(g % std::max<std::int64_t>(cols, 1) - g / std::max<std::int64_t>(cols, 1) == k ? 1 : 0); });
-  return a;
+  return detail::finish(a, o.device);
 }
 template <dtype T = double>
 dndarray<T, 2> eye(std::int64_t n, const factory_options& o) {
@@ -271,6 +287,13 @@ dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape
   if (o.root && o.is_split)
     throw value_error("ember::array: root (only that rank has the data) and is_split (every rank has its block) "
                       "exclude each other (root=" + std::to_string(*o.root) + ", is_split=" + axis_str(o.is_split) + ")");
+  if (o.device == device_kind::gpu) {
+    // the host array, then the upload: the checks below stay as they are
+    auto host = o;
+    host.device = device_kind::cpu;
+    require_gpu(c, "ember::array with {.device = ember::gpu}");
+    return from_data<T, N>(data, shape, host, nvalues).to(device_kind::gpu);
+  }
   std::int64_t n = 1;
   for (auto s : shape) n *= s;
   if (o.root) return from_root<T, N>(data, nvalues >= 0 ? nvalues : n, shape, o.split, *o.root, c);

@@ -48,10 +48,7 @@ template <array_like A, array_like B>
 auto dot(A&& a, B&& b) {
   constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
   if constexpr (ra == 1 && rb == 1) {
-    auto m = matmul(std::forward<A>(a), std::forward<B>(b));
-    using T = typename decltype(m)::value_type;
-    auto [l, storage] = detail::evaluate(m, std::nullopt, nullptr);
-    return *static_cast<const T*>(storage.get());
+    return detail::evaluate_scalar(matmul(std::forward<A>(a), std::forward<B>(b)));
   } else {
     return matmul(std::forward<A>(a), std::forward<B>(b));
   }

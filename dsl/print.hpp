@@ -18,7 +18,17 @@ namespace detail {
 // Gathers the shown sub-array on rank 0 through the exchange engine and returns
 // its text there (an empty string elsewhere). Collective.
 template <dtype T, int N>
+std::string to_text(const dndarray<T, N>& a, std::string_view device);
+
+template <dtype T, int N>
 std::string to_text(const dndarray<T, N>& a) {
+  // A GPU array prints from a host copy (every rank copies: the device is replicated metadata).
+  if (a.device() == device_kind::gpu) return to_text(a.to(device_kind::cpu), "gpu");
+  return to_text(a, "cpu");
+}
+
+template <dtype T, int N>
+std::string to_text(const dndarray<T, N>& a, std::string_view device) {
   const auto& L = a.distribution();
   const auto& c = a.comm();
   const auto shown = format::shown_indices(L.shape());
@@ -80,7 +90,7 @@ std::string to_text(const dndarray<T, N>& a) {
     cells = format::format_floats(v.data(), total, std::is_same_v<T, float>);
   }
   const std::string footer = std::string(", dtype=ember.") + std::string(dtype_name<T>()) +
-                             ", device=cpu, split=" + (L.split() ? std::to_string(*L.split()) : "None") + ")";
+                             ", device=" + std::string(device) + ", split=" + (L.split() ? std::to_string(*L.split()) : "None") + ")";
   bool empty = false;
   for (auto s : L.shape()) empty = empty || s == 0;
   if (empty) return "DNDarray([], shape=" + shape_str(L.shape()) + footer;

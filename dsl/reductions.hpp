@@ -46,9 +46,7 @@ std::vector<int> every_axis(const A& a) {
 template <class Op, class A>
 auto reduce_to_scalar(const A& a) {
   auto r = make_reduction<Op, 0, true>(a, every_axis(a), false);
-  using T = typename decltype(r)::value_type;
-  auto [l, storage] = evaluate(r, std::nullopt, nullptr);
-  return *static_cast<const T*>(storage.get());
+  return evaluate_scalar(r);
 }
 template <class R>
 double reduced_count(const R& r) {
@@ -134,8 +132,7 @@ template <array_like A>
 auto var(const A& a, const reduce_options& o = {}) {
   using F = op::float_t<typename expr::node_t<A>::value_type>;
   auto v = detail::variance<0, true>(a, detail::every_axis(a), false, o.ddof);
-  auto [l, storage] = detail::evaluate(v, std::nullopt, nullptr);
-  return F(*static_cast<const typename decltype(v)::value_type*>(storage.get()));
+  return F(detail::evaluate_scalar(v));
 }
 template <array_like A>
 auto var(const A& a, int axis) {

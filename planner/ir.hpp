@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/device.hpp"
 #include "../runtime/layout.hpp"
 
 namespace ember::planner {
@@ -39,6 +40,13 @@ struct ir_node {
 struct graph {
   std::vector<ir_node> nodes;
   int nranks = 1;
+  // Where every leaf's block lives (an expression never mixes devices), and what
+  // the evaluating code can do there: run fused kernels on the GPU (the
+  // expression was compiled by nvcc), hand device pointers to MPI (a CUDA-aware
+  // MPI). What cannot run on the GPU runs on the host, with copy steps around it.
+  device_kind device = device_kind::cpu;
+  bool device_kernels = false;
+  bool device_mpi = false;
 };
 
 }  // namespace ember::planner

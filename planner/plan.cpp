@@ -19,6 +19,8 @@ cost_params& cost_model() {
     if (const char* b = std::getenv("EMBER_BETA")) c.beta = std::atof(b);
     if (const char* g = std::getenv("EMBER_GAMMA")) c.gamma = std::atof(g);
     if (const char* m = std::getenv("EMBER_MEMORY_LIMIT")) c.memory_limit = std::atof(m);
+    if (const char* a = std::getenv("EMBER_PCIE_ALPHA")) c.pcie_alpha = std::atof(a);
+    if (const char* b = std::getenv("EMBER_PCIE_BETA")) c.pcie_beta = std::atof(b);
     return c;
   }();
   return p;
@@ -35,6 +37,8 @@ const char* name(step_kind k) {
     case step_kind::gather_index: return "gather_index";
     case step_kind::matmul: return "matmul";
     case step_kind::transpose: return "transpose";
+    case step_kind::to_host: return "to_host";
+    case step_kind::to_device: return "to_device";
   }
   return "?";
 }
@@ -97,6 +101,7 @@ struct group {
 class planner_impl {
  public:
   planner_impl(const graph& g, bool per_rank) : g_(g), per_rank_(per_rank), cm_(cost_model()) {}
+  const cost_params& costs() const { return cm_; }
 
   plan run(const std::optional<layout>& target) {
     if (g_.nodes.empty()) throw value_error("ember::planner: empty expression");
@@ -701,11 +706,111 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
 }
 }  // namespace
 
+namespace {
+
+// Largest local block of `l` over the ranks, in bytes.
+std::int64_t max_local_bytes(const layout& l, std::int64_t elem) {
+  std::int64_t m = 0;
+  for (int r = 0; r < l.nranks(); ++r) m = std::max(m, l.local_size(r));
+  return m * elem;
+}
+
+// GPU plans: every step gets the device it runs on, and values that a step needs
+// on the other side of the host-device link get a to_host/to_device step first
+// (one copy per value and direction, reused while the value is unchanged). Fused
+// kernels run on the GPU when the evaluating code was compiled by nvcc; moves
+// and collectives run on the GPU's data only with a CUDA-aware MPI; everything
+// else (argmin/argmax combination, matmul, transpose) runs on the host. The
+// result ends on the device. The layout choice is the CPU planner's: the copies
+// cost the same whichever layout a group iterates in, so they do not change it.
+void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_rank) {
+  p.device = g.device;
+  p.value_device.assign(p.values.size(), device_kind::cpu);
+  for (std::size_t v = 0; v < p.values.size(); ++v)
+    if (g.nodes[std::size_t(p.value_node[v])].kind == node_kind::leaf) p.value_device[v] = g.device;
+  if (g.device == device_kind::cpu) return;
+  const auto gpu = device_kind::gpu, cpu = device_kind::cpu;
+  // copies[v] = {value on the host, value on the device} holding v's current content
+  std::vector<std::array<int, 2>> copies(p.values.size());
+  for (std::size_t v = 0; v < p.values.size(); ++v) {
+    copies[v] = {-1, -1};
+    copies[v][p.value_device[v] == gpu ? 1 : 0] = int(v);
+  }
+  std::vector<int> logical(p.values.size());  // value id -> the value whose copies it is
+  for (std::size_t v = 0; v < logical.size(); ++v) logical[v] = int(v);
+  std::vector<step> out;
+  auto place = [&](int v, device_kind d) {
+    const int l = logical[std::size_t(v)];
+    const std::size_t want = d == gpu ? 1 : 0;
+    if (copies[std::size_t(l)][want] >= 0) return copies[std::size_t(l)][want];
+    const int from = copies[std::size_t(l)][1 - want];
+    const int node = p.value_node[std::size_t(from)];
+    step k;
+    k.kind = d == gpu ? step_kind::to_device : step_kind::to_host;
+    k.node = node;
+    k.input = from;
+    k.from = k.to = p.values[std::size_t(from)];
+    k.on = d;
+    const std::int64_t elem = g.nodes[std::size_t(node)].elem;
+    k.copy_bytes = max_local_bytes(*k.from, elem);
+    const auto& n = g.nodes[std::size_t(node)];
+    k.text = (n.kind == node_kind::leaf ? n.label : "v" + std::to_string(l)) + " (" + human_bytes(k.copy_bytes) +
+             (d == gpu ? " up)" : " down)");
+    if (per_rank) k.traffic.per_rank.assign(std::size_t(g.nranks), {});
+    k.output = int(p.values.size());
+    p.values.push_back(*k.to);
+    p.value_node.push_back(node);
+    p.value_device.push_back(d);
+    logical.push_back(l);
+    copies.push_back({-1, -1});
+    copies[std::size_t(l)][want] = k.output;
+    p.cost += cm.pcie_alpha + cm.pcie_beta * double(k.copy_bytes);
+    out.push_back(std::move(k));
+    return out.back().output;
+  };
+  for (auto& s : p.steps) {
+    device_kind d = cpu;
+    if (s.kind == step_kind::fused_kernel) d = g.device_kernels && !g.nodes[std::size_t(s.node)].index_result ? gpu : cpu;
+    else if (s.kind == step_kind::allreduce || s.kind == step_kind::realign || s.kind == step_kind::resplit ||
+             s.kind == step_kind::allgather || s.kind == step_kind::slice)
+      d = g.device_mpi ? gpu : cpu;
+    s.on = d;
+    for (auto& b : s.bindings) b.second = place(b.second, d);
+    const bool in_place = s.input >= 0 && s.input == s.output;
+    if (s.input >= 0) s.input = place(s.input, d);
+    if (in_place) {
+      // an allreduce changes its value where it runs: the other side's copy is stale
+      const int l = logical[std::size_t(s.input)];
+      s.output = s.input;
+      copies[std::size_t(l)] = {-1, -1};
+      copies[std::size_t(l)][d == gpu ? 1 : 0] = s.input;
+    } else if (s.output >= 0) {
+      p.value_device[std::size_t(s.output)] = d;
+      copies[std::size_t(s.output)] = {-1, -1};
+      copies[std::size_t(s.output)][d == gpu ? 1 : 0] = s.output;
+    }
+    out.push_back(std::move(s));
+  }
+  // the result lives where the leaves do
+  p.result = place(p.result, gpu);
+  p.steps = std::move(out);
+}
+
+}  // namespace
+
 plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank) {
   validate_graph(g, target);
   ++plan_count;
   planner_impl impl(g, per_rank);
-  return impl.run(target);
+  plan p = impl.run(target);
+  place_on_device(p, g, impl.costs(), per_rank);
+  return p;
+}
+
+std::int64_t plan::copy_bytes() const {
+  std::int64_t b = 0;
+  for (const auto& s : steps) b += s.copy_bytes;
+  return b;
 }
 
 traffic plan::max_rank() const {
@@ -730,6 +835,7 @@ std::uint64_t plan::hash() const {
     if (s.from) h = mix(h, layout_hash(*s.from));
     if (s.to) h = mix(h, layout_hash(*s.to));
     for (auto [n, v] : s.bindings) h = mix(mix(h, std::uint64_t(n)), std::uint64_t(v));
+    h = mix(h, std::uint64_t(s.on));
     if (s.product)
       h = mix(mix(mix(mix(h, std::uint64_t(s.product->alg)), layout_hash(s.product->a)), layout_hash(s.product->b)),
               layout_hash(s.product->c));
@@ -744,6 +850,8 @@ std::string plan::to_string() const {
      << " rank" << (nranks == 1 ? "" : "s") << ", predicted per rank (max) " << human_bytes(mx.bytes) << " in "
      << mx.messages << " message" << (mx.messages == 1 ? "" : "s") << ", all ranks " << human_bytes(tot.bytes) << " in "
      << tot.messages << "\n";
+  if (device == device_kind::gpu)
+    os << "device: gpu; host-device copies " << human_bytes(copy_bytes()) << " per rank (max); steps marked [gpu] run on the GPU, the others on the host\n";
   os << std::left << std::setw(4) << "#" << std::setw(14) << "step" << std::setw(46) << "layout" << std::right
      << std::setw(12) << "bytes/rank" << std::setw(10) << "msgs/rank" << "  " << std::left << "detail\n";
   int i = 1;
@@ -752,10 +860,11 @@ std::string plan::to_string() const {
     if (s.kind == step_kind::fused_kernel) lay = layout_text(*s.from) + (*s.from == *s.to ? "" : " -> " + layout_text(*s.to));
     else if (s.kind == step_kind::allreduce || s.kind == step_kind::gather_index) lay = layout_text(*s.to);
     else if (s.kind == step_kind::matmul) lay = "-> " + layout_text(*s.to);
+    else if (s.kind == step_kind::to_host || s.kind == step_kind::to_device) lay = layout_text(*s.to);
     else lay = layout_text(*s.from) + " -> " + (s.to->split() ? "split " + std::to_string(*s.to->split()) : "none");
     os << std::left << std::setw(4) << i++ << std::setw(14) << name(s.kind) << std::setw(46) << lay << std::right
        << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << "  " << std::left
-       << s.text << "\n";
+       << (device == device_kind::gpu && s.on == device_kind::gpu ? "[gpu] " : "") << s.text << "\n";
   }
   os << std::left << std::setw(64) << "total (sum of per-step maxima)" << std::right << std::setw(12) << mx.bytes
      << std::setw(10) << mx.messages << "\n";
@@ -769,19 +878,22 @@ std::string plan::to_json() const {
   const auto mx = max_rank(), tot = total();
   os << "{\n  \"nranks\": " << nranks << ",\n  \"predicted\": {\"max_rank_bytes\": " << mx.bytes
      << ", \"max_rank_messages\": " << mx.messages << ", \"total_bytes\": " << tot.bytes
-     << ", \"total_messages\": " << tot.messages << "},\n  \"result\": " << result << ",\n  \"steps\": [";
+     << ", \"total_messages\": " << tot.messages << ", \"copy_bytes\": " << copy_bytes()
+     << "},\n  \"device\": \"" << device_name(device) << "\",\n  \"result\": " << result << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
     os << (i ? "," : "") << "\n    {\"id\": " << i + 1 << ", \"kind\": \"" << name(s.kind) << "\", \"node\": " << s.node
        << ", \"text\": \"" << json_escape(s.text) << "\"";
     if (s.input >= 0) os << ", \"input\": " << s.input;
+    os << ", \"device\": \"" << device_name(s.on) << "\"";
+    if (s.copy_bytes) os << ", \"copy_bytes\": " << s.copy_bytes;
     os << ", \"output\": " << s.output;
     if (!s.bindings.empty()) {
       os << ", \"inputs\": [";
       for (std::size_t b = 0; b < s.bindings.size(); ++b) os << (b ? ", " : "") << s.bindings[b].second;
       os << "]";
     }
-    if (s.product) os << ", \"algorithm\": \"" << name(s.product->alg) << "\", \"extra_memory_bytes\": " << s.memory;
+ if (s.product) os << ", \"algorithm\": \"" << name(s.product->alg) << "\", \"extra_memory_bytes\": " << s.memory;
     if (s.from) os << ", \"from\": " << json_layout(*s.from);
     if (s.to) os << ", \"to\": " << json_layout(*s.to);
     os << ", \"max_rank_bytes\": " << s.traffic.max_rank.bytes << ", \"max_rank_messages\": " << s.traffic.max_rank.messages

@@ -26,12 +26,17 @@ namespace ember::planner {
 // byte of extra memory an algorithm allocates (first touch), so that of two
 // algorithms moving the same bytes the one holding less wins; memory_limit:
 // bytes per rank an algorithm may add (0: no limit; EMBER_MEMORY_LIMIT).
+// pcie_alpha, pcie_beta: seconds per host<->device copy and per byte copied
+// (defaults: 10 us, 25 GB/s, a PCIe 4/5 x16 link with pinned buffers;
+// EMBER_PCIE_ALPHA / EMBER_PCIE_BETA).
 struct cost_params {
   double alpha = 5.4e-7;
   double beta = 1.7e-10;
   double gamma = 1e-10;
   double mu = 5e-11;
   double memory_limit = 0;
+  double pcie_alpha = 1e-5;
+  double pcie_beta = 4e-11;
 };
 cost_params& cost_model();
 
@@ -45,6 +50,8 @@ enum class step_kind {
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
   matmul,        // a distributed product by the algorithm in `product`
   transpose,     // reverses the axes of the local block: split k becomes split ndim-1-k, nothing is sent
+  to_host,       // GPU arrays: copies a value's local block from device to host memory (no network traffic)
+  to_device,     // and from host to device memory
 };
 const char* name(step_kind k);
 
@@ -59,6 +66,8 @@ struct step {
   std::optional<matmul_problem> product;  // matmul: the algorithm and the matrix views of A, B, C
   std::int64_t memory = 0;         // matmul: extra bytes per rank the algorithm allocates
   traffic_summary traffic;         // predicted, per rank on request
+  device_kind on = device_kind::cpu;  // where the step runs (GPU plans: kernels there, the rest on the host)
+  std::int64_t copy_bytes = 0;     // to_host/to_device: bytes over the host-device link on the busiest rank
 };
 
 class plan {
@@ -68,10 +77,13 @@ class plan {
   std::vector<layout> values;   // layout of every value id
   std::vector<int> value_node;  // IR node that each value holds
   std::vector<int> leaf_value;  // per IR node: value id of the leaf's own data (-1 if not a leaf)
+  std::vector<device_kind> value_device;  // where each value's blocks live
+  device_kind device = device_kind::cpu;  // where the leaves and the result live
   int result = -1;              // value id of the expression's result
   double cost = 0;              // model cost of the chosen plan (seconds)
 
   traffic max_rank() const;  // summed over steps of the per-step maximum
+  std::int64_t copy_bytes() const;  // host<->device bytes on the busiest rank, summed over copy steps
   traffic total() const;
   std::uint64_t hash() const;
   std::string to_string() const;  // EXPLAIN

@@ -29,6 +29,16 @@ class type_error : public error { using error::error; };
 class value_error : public error { using error::error; };
 // An MPI call failed; carries the MPI error string.
 class communication_error : public error { using error::error; };
+// A GPU is missing or a CUDA runtime, cuBLAS or cuSOLVER call failed; code() is
+// the library's status value (0 when there is none, e.g. no device at all).
+class device_error : public error {
+ public:
+  device_error(const std::string& what, int code) : error(what), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
 
 namespace detail {
 

@@ -298,6 +298,8 @@ void copy_segment(const exchange_segment& s, const char* src, char* dst, std::si
 exchange::exchange(const distribution& src, const distribution& dst, int rank, std::size_t elem_size)
     : rank_(rank), nranks_(src.nranks()), elem_(elem_size) {
   validate(src, dst);
+  src_bytes_ = src.local_size(rank) * std::int64_t(elem_size);
+  dst_bytes_ = dst.local_size(rank) * std::int64_t(elem_size);
   if (rank < 0 || rank >= nranks_)
     throw value_error("ember::exchange: rank " + std::to_string(rank) + " outside a distribution over " +
                       std::to_string(nranks_) + " ranks");
@@ -368,17 +370,31 @@ std::int64_t exchange::received_bytes() const {
 }
 
 void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf) const {
+  run(comm, src_buf, dst_buf, device_kind::cpu);
+}
+
+void exchange::run_host(const communicator& comm, const char* src, char* dst) const {
+  if (method_ == exchange_method::allgather)
+    comm.allgatherv_bytes(src + ag_src_offset_ * std::int64_t(elem_), ag_mine_, dst, ag_counts_, ag_displs_,
+                          std::int64_t(elem_));
+  else
+    run_p2p(comm, src, dst);
+}
+
+void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf, device_kind where) const {
   if (comm.size() != nranks_ || comm.rank() != rank_)
     throw value_error("ember::exchange: planned for rank " + std::to_string(rank_) + " of " + std::to_string(nranks_) +
                       " but run on rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()));
   const char* src = static_cast<const char*>(src_buf);
   char* dst = static_cast<char*>(dst_buf);
   auto move = [&] {
-    if (method_ == exchange_method::allgather)
-      comm.allgatherv_bytes(src + ag_src_offset_ * std::int64_t(elem_), ag_mine_, dst, ag_counts_, ag_displs_,
-                            std::int64_t(elem_));
-    else
-      run_p2p(comm, src, dst);
+    if (where == device_kind::cpu) return run_host(comm, src, dst);
+    auto& g = detail::gpu_or_throw("ember::exchange");
+    auto in = g.allocate_pinned(std::size_t(std::max<std::int64_t>(src_bytes_, 1)));
+    auto out = g.allocate_pinned(std::size_t(std::max<std::int64_t>(dst_bytes_, 1)));
+    g.copy(in.get(), src, std::size_t(src_bytes_));
+    run_host(comm, static_cast<const char*>(in.get()), static_cast<char*>(out.get()));
+    g.copy(dst, out.get(), std::size_t(dst_bytes_));
   };
   // Inside a plan step the plan's executor owns the failure policy; a standalone
   // move is a one-step operation of its own (runtime/failure.hpp).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "communicator.hpp"
+#include "device.hpp"
 #include "layout.hpp"
 
 namespace ember {
@@ -63,6 +64,14 @@ class exchange {
   // Collective over `comm` (all ranks of the distributions). `src_buf` is this
   // rank's local buffer of `src`, `dst_buf` of `dst`; they must not overlap.
   void run(const communicator& comm, const void* src_buf, void* dst_buf) const;
+  // The same for buffers in `where` memory. GPU buffers travel through pinned
+  // host buffers (the MPI library here is not CUDA-aware): the whole local source
+  // block down, the host move, the destination block up. The copies are inside
+  // the move's failure guard, so a CUDA error on one rank aborts like an MPI one.
+  void run(const communicator& comm, const void* src_buf, void* dst_buf, device_kind where) const;
+  // Bytes of this rank's source and destination blocks (what run(gpu) stages).
+  std::int64_t source_bytes() const { return src_bytes_; }
+  std::int64_t destination_bytes() const { return dst_bytes_; }
 
  private:
   int rank_;
@@ -73,11 +82,13 @@ class exchange {
   std::vector<exchange_segment> self_;
   traffic predicted_;
   std::int64_t staging_ = 0;
+  std::int64_t src_bytes_ = 0, dst_bytes_ = 0;
   // allgather method
   std::vector<std::int64_t> ag_counts_, ag_displs_;
   std::int64_t ag_mine_ = 0, ag_src_offset_ = 0;
 
   void run_p2p(const communicator& comm, const char* src, char* dst) const;
+  void run_host(const communicator& comm, const char* src, char* dst) const;
 };
 
 // Copies one segment between two strided buffers (a local copy, no MPI).

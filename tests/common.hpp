@@ -13,12 +13,13 @@ namespace test {
 
 // The whole array on every rank, in row-major order (through resplit to none,
 // i.e. the exchange engine; tests of the engine itself check it bit for bit).
+// A GPU array's values are gathered on the device and copied to the host.
 template <class T>
 using host_t = std::conditional_t<std::is_same_v<T, bool>, unsigned char, T>;  // no vector<bool>
 
 template <class T, int N>
 std::vector<host_t<T>> gathered(const ember::dndarray<T, N>& a) {
-  auto g = ember::resplit(a, ember::none);
+  auto g = ember::resplit(a, ember::none).to(ember::cpu);  // GPU arrays: the staged move, then a host copy
   std::vector<host_t<T>> v(std::size_t(g.numel()));
   if (!v.empty()) std::memcpy(static_cast<void*>(v.data()), g.ldata(), v.size() * sizeof(T));
   return v;

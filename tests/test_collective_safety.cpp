@@ -1087,3 +1087,50 @@ TEST_CASE("symmetric memory: releasing in a different order (EMBER_CHECK_SYMMETR
     CHECK(test::all_ranks(a.held() && b.held()));
   }
 }
+
+// ---------------------------------------------------------------------------
+// GPU arrays (issue 7)                                                [device]
+// 35 zeros/ones/full/empty/arange/linspace/eye/random/array(... {.device = gpu}), a.to(gpu)
+//                                  a rank without a usable GPU            device_error (names the ranks
+//                                                                         and the first one's reason)
+// 36 larray()/ldata() on a GPU array, larray_device() on a host array    value_error (local, replicated)
+// 37 an expression mixing cpu and gpu arrays                              value_error (names both)
+// On a machine with a GPU on every rank, 35 checks that the arrays work instead.
+TEST_CASE("GPU arrays: without a device on every rank, every rank throws the same device_error", "[collective][device]") {
+  const bool everywhere = test::all_ranks(ember::gpu_available());
+  if (everywhere) {
+    auto a = ember::zeros<double>({7, 3}, {.split = 0, .device = ember::gpu});
+    CHECK(a.device() == ember::gpu);
+    CHECK(a.to(ember::cpu).device() == ember::cpu);
+    return;
+  }
+  const std::vector<std::string> n{"GPU arrays need a usable CUDA device on every rank", "none"};
+  const ember::factory_options g{.split = 0, .device = ember::gpu};
+  expect_collective_throw<ember::device_error>([&] { (void)ember::zeros<double>({7, 3}, g); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::ones<float>({5}, g); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::full<std::int64_t>({2, 2}, 7, g); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::empty<double>({9}, g); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::arange<double>(0, 10, 1, g); }, n);
+  expect_collective_throw<ember::device_error>(
+      [&] { (void)ember::linspace<double>(0, 1, 5, {.split = 0, .device = ember::gpu}); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::eye<double>(4, g); }, n);
+  expect_collective_throw<ember::device_error>([&] { (void)ember::random::randn<double>({6, 2}, g); }, n);
+  expect_collective_throw<ember::device_error>(
+      [&] { (void)ember::array(std::vector<double>{1, 2, 3}, {.split = 0, .device = ember::gpu}); }, n);
+  auto a = ember::arange<double>(0, 12, 1, {.split = 0});
+  expect_collective_throw<ember::device_error>([&] { (void)a.to(ember::gpu); }, n);
+  CHECK(a.to(ember::cpu).identity() == a.identity());  // already there: the same array
+}
+
+TEST_CASE("GPU arrays: host accessors refuse the wrong kind of memory; no mixing of devices", "[collective][device]") {
+  auto a = ember::arange<double>(0, 12, 1, {.split = 0});
+  expect_collective_throw<ember::value_error>([&] { (void)a.larray_device(); },
+                                              {"larray_device", "float64", "(12,)", "host memory"});
+  CHECK(a.device() == ember::cpu);
+  if (!test::all_ranks(ember::gpu_available())) return;
+  auto g = a.to(ember::gpu);
+  expect_collective_throw<ember::value_error>([&] { (void)g.larray(); }, {"larray", "GPU memory", "larray_device"});
+  expect_collective_throw<ember::value_error>([&] { (void)g.ldata(); }, {"ldata", "GPU memory"});
+  expect_collective_throw<ember::value_error>([&] { (void)ember::eval(a + g); },
+                                              {"mixes arrays on different devices", "cpu", "gpu"});
+}

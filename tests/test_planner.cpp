@@ -197,3 +197,131 @@ TEST_CASE("printing an expression evaluates it", "[planner][print]") {
   auto a = ember::arange<std::int64_t>(0, 4, 1, {.split = 0});
   CHECK(ember::to_string(a * 2 + 1) == "DNDarray([1, 3, 5, 7], dtype=ember.int64, device=cpu, split=0)");
 }
+
+// ---- GPU plans (issue 7): where each step runs and the copies between ----
+namespace {
+// The plan of `e` as if its arrays lived on the GPU (the planner is a pure
+// function of the lowered graph, so no device is needed to check its choices).
+template <class E>
+ember::planner::plan gpu_plan(const E& e, int P, bool kernels, bool mpi) {
+  ember::detail::lower_state st;
+  st.rebalance_for = P;
+  ember::detail::lower(e, st);
+  st.g.nranks = P;
+  st.g.device = ember::gpu;
+  st.g.device_kernels = kernels;
+  st.g.device_mpi = mpi;
+  return ember::planner::make_plan(st.g, std::nullopt, true);
+}
+
+// Every value a step reads lives where the step runs (copies: on the other
+// side), every value is written before it is read, and the result is on the GPU.
+void check_residency(const ember::planner::plan& p) {
+  using K = ember::planner::step_kind;
+  REQUIRE(p.value_device.size() == p.values.size());
+  std::vector<bool> ready(p.values.size(), false);
+  for (std::size_t i = 0; i < p.leaf_value.size(); ++i)
+    if (p.leaf_value[i] >= 0) {
+      ready[std::size_t(p.leaf_value[i])] = true;
+      CHECK(p.value_device[std::size_t(p.leaf_value[i])] == p.device);
+    }
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const auto& s = p.steps[i];
+    INFO("step " << i + 1 << " " << ember::planner::name(s.kind) << " " << s.text << "\n" << p);
+    std::vector<int> in;
+    if (s.input >= 0) in.push_back(s.input);
+    for (auto [n, v] : s.bindings) in.push_back(v);
+    const bool copy = s.kind == K::to_host || s.kind == K::to_device;
+    for (int v : in) {
+      CHECK(ready[std::size_t(v)]);
+      CHECK(p.value_device[std::size_t(v)] == (copy ? (s.on == ember::gpu ? ember::cpu : ember::gpu) : s.on));
+    }
+    if (copy) CHECK(s.on == (s.kind == K::to_device ? ember::gpu : ember::cpu));
+    if (s.output >= 0) {
+      CHECK(p.value_device[std::size_t(s.output)] == s.on);
+      ready[std::size_t(s.output)] = true;
+    }
+  }
+  CHECK(ready[std::size_t(p.result)]);
+  CHECK(p.value_device[std::size_t(p.result)] == p.device);
+}
+}  // namespace
+
+TEST_CASE("GPU plans: copies over the host-device link as steps, only where a step runs on the other side", "[planner][device]") {
+  using K = ember::planner::step_kind;
+  auto a = ember::zeros<double>({64, 64}, {.split = 0});
+  auto b = ember::zeros<double>({64, 64}, {.split = 1});
+  const std::int64_t block = 16 * 64 * 8;  // one rank's block at P = 4
+  // host plan unchanged: no copies, everything on the host
+  auto cpu = ember::plan_for(a + b, 4);
+  CHECK(count(cpu, K::to_host) + count(cpu, K::to_device) == 0);
+  CHECK(cpu.copy_bytes() == 0);
+  // code not compiled by nvcc: both inputs down, the kernel on the host, the result up
+  auto host = gpu_plan(a + b, 4, false, false);
+  check_residency(host);
+  CHECK(count(host, K::to_host) == 2);
+  CHECK(count(host, K::to_device) == 1);
+  CHECK(count(host, K::resplit) == 1);
+  CHECK(host.steps.back().kind == K::to_device);
+  CHECK(host.copy_bytes() == 3 * block);
+  CHECK(host.cost > cpu.cost);
+  // nvcc: only the moved operand crosses the link, down and up; the kernel runs on the GPU
+  auto dev = gpu_plan(a + b, 4, true, false);
+  check_residency(dev);
+  CHECK(count(dev, K::to_host) == 1);
+  CHECK(count(dev, K::to_device) == 1);
+  CHECK(dev.copy_bytes() == 2 * block);
+  for (const auto& s : dev.steps)
+    if (s.kind == K::fused_kernel) CHECK(s.on == ember::gpu);
+  CHECK(dev.steps.back().kind == K::fused_kernel);
+  // a CUDA-aware MPI: no copy at all
+  auto direct = gpu_plan(a + b, 4, true, true);
+  check_residency(direct);
+  CHECK(direct.copy_bytes() == 0);
+  CHECK(direct.hash() != dev.hash());
+  // a value copied once is reused by every later step that needs it there
+  auto twice = gpu_plan(ember::sum(b, 0) + ember::max(b, 0), 4, false, false);
+  check_residency(twice);
+  CHECK(count(twice, K::to_host) == 1);
+  // EXPLAIN, JSON
+  const std::string text = host.to_string(), json = host.to_json(), dtext = dev.to_string();
+  CHECK(text.find("device: gpu") != std::string::npos);
+  CHECK(text.find("to_host") != std::string::npos);
+  CHECK(text.find("to_device") != std::string::npos);
+  CHECK(text.find("[gpu]") != std::string::npos);        // the copies up run on the GPU side
+  CHECK(dtext.find("[gpu] add(a0, a1)") != std::string::npos);
+  CHECK(text.find("to_host       (64, 64) split 1") != std::string::npos);
+  CHECK(json.find("\"device\": \"gpu\"") != std::string::npos);
+  CHECK(json.find("\"copy_bytes\": " + std::to_string(3 * block)) != std::string::npos);
+}
+
+TEST_CASE("GPU plans: reductions and argmax combine on the host, the result ends on the GPU", "[planner][device]") {
+  using K = ember::planner::step_kind;
+  auto x = ember::zeros<double>({100, 8}, {.split = 0});
+  for (int P : {1, 2, 3, 4, 64})
+    for (bool kernels : {false, true})
+      for (bool mpi : {false, true}) {
+        INFO("P = " << P << ", kernels " << kernels << ", mpi " << mpi);
+        auto s = gpu_plan(ember::sum(x, 0), P, kernels, mpi);
+        check_residency(s);
+        auto m = gpu_plan(x - ember::mean(x, 0), P, kernels, mpi);
+        check_residency(m);
+        auto am = gpu_plan(ember::argmax(x, 0), P, kernels, mpi);
+        check_residency(am);
+        for (const auto& st : am.steps)
+          if (st.kind == K::fused_kernel || st.kind == K::gather_index) CHECK(st.on == ember::cpu);
+        auto mm = gpu_plan(ember::matmul(x, ember::transpose(x)) + 1.0, P, kernels, mpi);
+        check_residency(mm);
+        for (const auto& st : mm.steps)
+          if (st.kind == K::matmul || st.kind == K::transpose) CHECK(st.on == ember::cpu);
+        if (kernels && mpi) {
+          CHECK(count(s, K::to_host) == 0);  // kernel and allreduce on the device
+          CHECK(count(m, K::to_host) + count(m, K::to_device) == 0);
+        }
+        if (kernels && !mpi && P > 1) {
+          // the partial sums go down for the allreduce and the result goes up
+          CHECK(count(s, K::to_host) == 1);
+          CHECK(count(s, K::to_device) == 1);
+        }
+      }
+}

@@ -1,0 +1,109 @@
+// GPU arrays (issue 7) against the same program on host arrays, at any rank
+// count. Every case needs a CUDA device on every rank, so they are hidden
+// ([.gpu]): CI on a machine without a GPU does not run them (the refusal without
+// a device is checked in test_collective_safety [device]); tests/gpu/run_on_device.sh
+// runs them at 1 and 2 ranks on a GPU machine, and fails if they cannot run.
+#include <cmath>
+
+#include "common.hpp"
+
+namespace {
+
+bool have_gpus() { return test::all_ranks(ember::gpu_available()); }
+
+template <class T>
+void check_close(const std::vector<T>& got, const std::vector<T>& want, double rtol = 1e-13) {
+  REQUIRE(got.size() == want.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = double(got[i]), w = double(want[i]);
+    if (std::isnan(w) ? !std::isnan(g) : std::abs(g - w) > rtol * std::max(1.0, std::abs(w))) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("GPU: the device is there on every rank", "[.gpu]") { REQUIRE(have_gpus()); }
+
+TEST_CASE("GPU: round trips and factories give the host's values", "[.gpu]") {
+  REQUIRE(have_gpus());
+  ember::random::seed(7);
+  auto h = ember::random::randn<double>({37, 5}, {.split = 0});
+  auto g = h.to(ember::gpu);
+  CHECK(g.device() == ember::gpu);
+  CHECK(g.to(ember::gpu).identity() == g.identity());
+  CHECK(test::bit_equal(test::gathered(g), test::gathered(h)));
+  CHECK(test::bit_equal(test::gathered(g.to(ember::cpu)), test::gathered(h)));
+  ember::random::seed(7);
+  auto r = ember::random::randn<double>({37, 5}, {.split = 0, .device = ember::gpu});
+  CHECK(test::bit_equal(test::gathered(r), test::gathered(h)));
+  CHECK(test::bit_equal(test::gathered(ember::arange<double>(0, 50, 1, {.split = 0, .device = ember::gpu})),
+                        test::gathered(ember::arange<double>(0, 50, 1, {.split = 0}))));
+  CHECK(test::bit_equal(test::gathered(ember::full<std::int64_t>({6, 4}, 3, {.split = 1, .device = ember::gpu})),
+                        test::gathered(ember::full<std::int64_t>({6, 4}, 3, {.split = 1}))));
+  auto z = ember::zeros_like(g);
+  CHECK(z.device() == ember::gpu);
+  auto v = g.larray_device();
+  CHECK(v.data != nullptr);
+  CHECK(v.shape == g.lshape());
+  CHECK_THROWS_AS(g.larray(), ember::value_error);
+}
+
+TEST_CASE("GPU: moves of GPU arrays match the host's bit for bit", "[.gpu]") {
+  REQUIRE(have_gpus());
+  auto h = ember::random::rand<double>({23, 9, 4}, {.split = 0});
+  auto g = h.to(ember::gpu);
+  for (ember::split_axis ax : {ember::split_axis(1), ember::split_axis(2), ember::split_axis(ember::none)}) {
+    h.resplit_(ax);
+    g.resplit_(ax);
+    CHECK(g.device() == ember::gpu);
+    CHECK(g.distribution() == h.distribution());
+    CHECK(test::bit_equal(test::gathered(g), test::gathered(h)));
+  }
+  h.resplit_(0);
+  g.resplit_(0);
+  auto map = h.lshape_map();
+  if (map.size() > 1) {
+    map[0][0] += 1;
+    map[1][0] -= 1;
+    if (map[1][0] >= 0) {
+      h.redistribute_(map);
+      g.redistribute_(map);
+      CHECK(test::bit_equal(test::gathered(g), test::gathered(h)));
+    }
+  }
+}
+
+TEST_CASE("GPU: expressions, reductions and assignment match the host", "[.gpu]") {
+  REQUIRE(have_gpus());
+  auto a = ember::random::randn<double>({64, 48}, {.split = 0});
+  auto b = ember::random::rand<double>({64, 48}, {.split = 1});
+  auto c = ember::random::randn<double>({48}, {.split = 0});
+  auto ga = a.to(ember::gpu), gb = b.to(ember::gpu), gc = c.to(ember::gpu);
+  ember::dndarray<double, 2> want = a * b + ember::sin(c) - 2.0 * ember::exp(-ember::abs(a));
+  ember::dndarray<double, 2> got = ga * gb + ember::sin(gc) - 2.0 * ember::exp(-ember::abs(ga));
+  CHECK(got.device() == ember::gpu);
+  check_close(test::gathered(got), test::gathered(want));
+  check_close(test::gathered(ember::eval(ember::sum(ga * gb, 0))), test::gathered(ember::eval(ember::sum(a * b, 0))));
+  CHECK(std::abs(ember::sum(ga) - ember::sum(a)) <= 1e-12 * std::abs(ember::sum(a)) + 1e-12);
+  CHECK(ember::max(gb) == ember::max(b));
+  check_close(test::gathered(ember::eval(ember::argmax(ga, 1))), test::gathered(ember::eval(ember::argmax(a, 1))), 0);
+  check_close(test::gathered(ember::eval(ga - ember::mean(ga, 0))), test::gathered(ember::eval(a - ember::mean(a, 0))));
+  // assignment into an existing GPU array writes its storage
+  auto dst = ember::zeros_like(ga);
+  const void* id = dst.identity();
+  dst = ga + 1.0;
+  CHECK(dst.identity() == id);
+  CHECK(dst.device() == ember::gpu);
+  check_close(test::gathered(dst), test::gathered(ember::eval(a + 1.0)));
+  auto [s, d] = ember::eval(ga + gb, ga - gb);
+  CHECK(s.device() == ember::gpu);
+  check_close(test::gathered(s), test::gathered(ember::eval(a + b)));
+  check_close(test::gathered(d), test::gathered(ember::eval(a - b)));
+  const auto plan = ember::explain(ga + gb);
+  CHECK(plan.device == ember::gpu);
+  CHECK(plan.to_string().find("device: gpu") != std::string::npos);
+  CHECK(ember::to_string(gc).find("device=gpu") != std::string::npos);
+  CHECK_THROWS_AS(ember::eval(a + gb), ember::value_error);
+}
