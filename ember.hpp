@@ -11,7 +11,12 @@
 #include "runtime/layout.hpp"
 #include "runtime/memory.hpp"
 #include "runtime/scalapack.hpp"
+// ember::par's range adaptors (range-v3) do not pass nvcc's front end (cudafe++
+// rejects range-v3's inheriting constructors): code compiled by nvcc gets
+// everything else, and uses ember::par from a .cpp file.
+#if !defined(__CUDACC__)
 #include "runtime/par.hpp"
+#endif
 #include "runtime/broadcast.hpp"
 #include "runtime/boxes.hpp"
 #include "runtime/symmetric.hpp"
@@ -28,3 +33,7 @@
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"
 #include "io/io.hpp"
+#if defined(__CUDACC__)
+// nvcc: fused kernels of GPU arrays run on the GPU (dsl/device_kernels.cuh).
+#include "dsl/device_kernels.cuh"
+#endif

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -32,9 +33,24 @@ namespace ember {
 template <dtype T, int N>
 class dndarray;
 namespace detail {
+// What compiled the code that evaluates an expression: a host compiler, or nvcc
+// (whose code can run the fused kernels of GPU arrays on the GPU). Every
+// evaluation entry point takes it as a defaulted template argument, so the two
+// instantiations are different functions with different symbols, and a program
+// linking g++ and nvcc objects gets each object's own (no ODR clash).
+struct host_code {};
+struct cuda_code {};
+#if defined(__CUDACC__)
+using this_code = cuda_code;
+#else
+using this_code = host_code;
+#endif
+template <class Code>
+inline constexpr bool device_kernels_v = std::is_same_v<Code, cuda_code>;
+
 // Evaluates expression `e` into `dst` (dsl/eval.hpp): into its storage when it
 // already has the expression's shape, otherwise into new storage.
-template <class T, int N, class E>
+template <class Code, class T, int N, class E>
 void assign_expression(dndarray<T, N>& dst, const E& e);
 }  // namespace detail
 
@@ -71,15 +87,15 @@ class dndarray {
   // Evaluates an expression (one fused pass, planned communication). Assigning to
   // an array that already has the expression's shape writes into its storage
   // (every handle sharing it sees the result) and allocates nothing.
-  template <class E>
+  template <class E, class Code = detail::this_code>
     requires expr::is_node_v<E>
   dndarray(const E& e) {  // NOLINT: implicit, like Eigen's evaluation on assignment
-    detail::assign_expression(*this, e);
+    detail::assign_expression<Code>(*this, e);
   }
-  template <class E>
+  template <class E, class Code = detail::this_code>
     requires expr::is_node_v<E>
   dndarray& operator=(const E& e) {
-    detail::assign_expression(*this, e);
+    detail::assign_expression<Code>(*this, e);
     return *this;
   }
 
@@ -124,7 +140,7 @@ class dndarray {
   // The host block as an Eigen tensor; a GPU array refuses (use larray_device()).
   local_type larray() const {
     auto l = lshape();
-    std::array<Eigen::Index, N> d;
+    Eigen::DSizes<Eigen::Index, N> d;  // (not std::array: Eigen has its own array type under nvcc)
     for (int i = 0; i < N; ++i) d[i] = Eigen::Index(l[i]);
     return local_type(host_data("larray"), d);
   }

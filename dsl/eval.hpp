@@ -331,7 +331,7 @@ bool same_inputs(const E& e, const cached_plan& cp, const std::optional<layout>&
   return same_leaf_layouts(e, cp, 0);
 }
 
-template <class E>
+template <class Code, class E>
 std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, const std::optional<layout>& target) {
   fingerprint f;
   fingerprint_of(e, f);
@@ -352,6 +352,7 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   st.scalar_values = false;
   lower(e, st);
   st.g.nranks = c.size();
+  st.g.device_kernels = device_kernels_v<Code>;
   cp->g = std::move(st.g);
   cp->p = planner::make_plan(cp->g, target, /*per_rank=*/c.size() <= 4096);
   cp->target = target;
@@ -382,9 +383,9 @@ inline void check_same_plan(const planner::plan& p, const communicator& c) {
 }
 
 // The plan an evaluation runs: cached, checked across ranks and printed on request.
-template <class E>
+template <class Code, class E>
 std::shared_ptr<cached_plan> planned(const E& e, const communicator& c, const std::optional<layout>& target) {
-  auto cp = plan_cached(e, c, target);
+  auto cp = plan_cached<Code>(e, c, target);
   if (env_flag("EMBER_CHECK_PLANS")) check_same_plan(cp->p, c);
   if (env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
   return cp;
@@ -458,7 +459,13 @@ constexpr reduce_op mpi_reduce_of() {
   else return reduce_op::lor;
 }
 
-template <class E>
+// The GPU side of fused kernels: specialized for cuda_code by
+// dsl/device_kernels.cuh (nvcc only); host code never instantiates it, because
+// its plans never put a kernel on the GPU.
+template <class Code>
+struct device_ops;
+
+template <class E, class Code = host_code>
 class executor {
  public:
   executor(const E& e, cached_plan& cp, const communicator& c) : e_(e), cp_(cp), c_(c), vals_(cp.vals), bind_(cp.bind) {}
@@ -615,7 +622,17 @@ class executor {
     constexpr int MR = X::rank;
     const auto sp = space_of<MR>(*s.from, c_.rank());
     auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
-    kernel::run_elementwise<MR>(kernel::make_eval<MR>(x, s.node, ctx, sp), static_cast<T*>(out.ptr), sp);
+    auto ev = kernel::make_eval<MR>(x, s.node, ctx, sp);
+    if (s.on == device_kind::gpu) {
+      if constexpr (device_kernels_v<Code>) device_ops<Code>::template elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
+      else throw_no_device_kernels(s);
+      return;
+    }
+    kernel::run_elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
+  }
+
+  [[noreturn]] void throw_no_device_kernels(const planner::step& s) const {
+    throw error("ember: internal: plan step '" + s.text + "' runs on the GPU but this code was not compiled by nvcc");
   }
 
   // matmul by the plan's algorithm (runtime/matmul.hpp), or a local transpose.
@@ -674,6 +691,13 @@ class executor {
     const std::int64_t nout = s.to->local_size(c_.rank());
     auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
     auto& out = output(s.output, nout * std::int64_t(sizeof(T)), dest_safe(s, true));
+    if (s.on == device_kind::gpu) {
+      if constexpr (device_kernels_v<Code> && !op::is_arg_reduction_v<Op>)
+        device_ops<Code>::template reduce<Op, MR>(ev, static_cast<T*>(out.ptr), sp, red);
+      else
+        throw_no_device_kernels(s);
+      return;
+    }
     if constexpr (op::is_arg_reduction_v<Op>) {
       auto& slot = vals_[std::size_t(s.output)];
       slot.aux_hold = alloc_bytes(nout * std::int64_t(sizeof(V)));
@@ -766,27 +790,27 @@ struct evaluated {
   std::shared_ptr<void> storage;
   device_kind device;
 };
-template <class E>
+template <class Code, class E>
 evaluated evaluate(const E& e, const std::optional<layout>& target, std::shared_ptr<void> dest) {
   const communicator& c = *comm_of(e);
-  auto cp = planned(e, c, target);
-  executor<E> ex(e, *cp, c);
+  auto cp = planned<Code>(e, c, target);
+  executor<E, Code> ex(e, *cp, c);
   auto storage = ex.run(std::move(dest));
   return {cp->p.values[std::size_t(cp->p.result)], std::move(storage), cp->p.device};
 }
 
 // Evaluates an expression with a replicated 0-d result and returns the value on
 // the host of every rank (from the device for GPU arrays).
-template <class E>
+template <class Code, class E>
 typename E::value_type evaluate_scalar(const E& e) {
   using T = typename E::value_type;
-  auto r = evaluate(e, std::nullopt, nullptr);
+  auto r = evaluate<Code>(e, std::nullopt, nullptr);
   T v{};
   copy_between(&v, device_kind::cpu, r.storage.get(), r.device, std::int64_t(sizeof(T)));
   return v;
 }
 
-template <class T, int N, class E>
+template <class Code, class T, int N, class E>
 void assign_expression(dndarray<T, N>& dst, const E& e) {
   using V = typename E::value_type;
   static_assert(!E::exact_rank || E::rank == N,
@@ -801,16 +825,16 @@ void assign_expression(dndarray<T, N>& dst, const E& e) {
         comm_of(e)->congruent(dst.comm()) && dst.device() == device_of(e)) {
       // into the existing storage, in the existing layout
       std::shared_ptr<void> storage(std::shared_ptr<T[]>(), dst.lstorage());
-      evaluate(e, dst.distribution(), storage);
+      evaluate<Code>(e, dst.distribution(), storage);
       return;
     }
     // otherwise the name is rebound to a new array (another shape, or another
     // device: the result lives where the expression's arrays do)
-    auto r = evaluate(e, std::nullopt, nullptr);
+    auto r = evaluate<Code>(e, std::nullopt, nullptr);
     dst = dndarray<T, N>(r.lay, *comm_of(e), std::shared_ptr<T[]>(r.storage, static_cast<T*>(r.storage.get())), r.device);
   } else {
     // a different element type: cast on the way in, as NumPy's r[...] = expr
-    assign_expression(dst, astype<T>(e));
+    assign_expression<Code>(dst, astype<T>(e));
   }
 }
 
@@ -822,7 +846,7 @@ inline const std::vector<step_trace>& last_trace() { return detail::trace_store(
 // communication). `{.split = k}` / `{.split = ember::none}` fixes its layout.
 // The same with the result's rank given, for expressions whose rank is known only
 // at run time (reductions with keepdims options or several axes).
-template <int M, expression E>
+template <int M, expression E, class Code = detail::this_code>
 auto eval(const E& e, const eval_options& o = {}) {
   using T = typename E::value_type;
   const communicator& c = *detail::comm_of(e);
@@ -832,15 +856,15 @@ auto eval(const E& e, const eval_options& o = {}) {
                       std::to_string(shape.size()) + "), not rank " + std::to_string(M) +
                       "; its rank is known only at run time: use ember::eval<rank>(e) or assign it to a dndarray");
   detail::check_same_options(c, o);
-  auto r = detail::evaluate(e, detail::target_layout(e, c, o), nullptr);
+  auto r = detail::evaluate<Code>(e, detail::target_layout(e, c, o), nullptr);
   return dndarray<T, M>(r.lay, c, std::shared_ptr<T[]>(r.storage, static_cast<T*>(r.storage.get())), r.device);
 }
 
 // Evaluates an expression into a new array (one fused pass per group, planned
 // communication). `{.split = k}` / `{.split = ember::none}` fixes its layout.
-template <expression E>
+template <expression E, class Code = detail::this_code>
 auto eval(const E& e, const eval_options& o = {}) {
-  return eval<E::rank>(e, o);
+  return eval<E::rank, E, Code>(e, o);
 }
 
 template <dtype T, int N>
@@ -852,7 +876,7 @@ dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
 
 // Several expressions of one shape in one fused pass over their shared inputs:
 // `auto [s, d] = ember::eval(a + b, a - b);` reads a and b once.
-template <expression E1, expression E2, expression... Es>
+template <class Code = detail::this_code, expression E1, expression E2, expression... Es>
 auto eval(const E1& e1, const E2& e2, const Es&... es) {
   expr::tuple_root<E1, E2, Es...> t(e1, e2, es...);
   const communicator& c = *detail::comm_of(t);
@@ -861,10 +885,10 @@ auto eval(const E1& e1, const E2& e2, const Es&... es) {
     // is a host-kernel optimization; the parts of a tuple do not cross the link)
     detail::lower_state st;
     detail::lower(t, st);  // the same device check as the joint evaluation
-    return std::tuple{eval(e1), eval(e2), eval(es)...};
+    return std::tuple{eval<E1, Code>(e1), eval<E2, Code>(e2), eval<Es, Code>(es)...};
   }
-  auto cp = detail::planned(t, c, std::nullopt);
-  detail::executor<decltype(t)> ex(t, *cp, c);
+  auto cp = detail::planned<Code>(t, c, std::nullopt);
+  detail::executor<decltype(t), Code> ex(t, *cp, c);
   ex.run(nullptr);
   const layout& l = cp->p.values[std::size_t(cp->p.result)];
   std::size_t i = 0;
@@ -883,24 +907,26 @@ auto eval(const E1& e1, const E2& e2, const Es&... es) {
 
 // The plan of evaluating `e` on its communicator (nothing runs): printable like
 // EXPLAIN, .to_json(), .to_dot(), with this run's per-rank predictions.
-template <expression E>
+template <expression E, class Code = detail::this_code>
 planner::plan explain(const E& e, const eval_options& o = {}) {
   const communicator& c = *detail::comm_of(e);
   detail::lower_state st;
   detail::lower(e, st);
   st.g.nranks = c.size();
+  st.g.device_kernels = detail::device_kernels_v<Code>;
   return planner::make_plan(st.g, detail::target_layout(e, c, o), c.size() <= 4096);
 }
 
 // The plan for `nranks` ranks, from a laptop: leaves keep their split axis with
 // Heat's balanced extents for that many ranks. No MPI call.
-template <expression E>
+template <expression E, class Code = detail::this_code>
 planner::plan plan_for(const E& e, int nranks, const eval_options& o = {}) {
   if (nranks < 1) throw value_error("ember::plan_for: nranks must be positive, got " + std::to_string(nranks));
   detail::lower_state st;
   st.rebalance_for = nranks;
   detail::lower(e, st);
   st.g.nranks = nranks;
+  st.g.device_kernels = detail::device_kernels_v<Code>;
   std::optional<layout> target;
   if (o.split.given) {
     if (o.split.axis) check_axis(*o.split.axis, int(e.shape().size()), "plan_for");

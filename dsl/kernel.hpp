@@ -30,7 +30,7 @@ struct space {
   static constexpr int cap = MR < 1 ? 1 : MR;
   int rank = 1;
   std::array<std::int64_t, cap> ext{};
-  std::int64_t count() const {
+  EMBER_HD std::int64_t count() const {
     std::int64_t n = 1;
     for (int d = 0; d < rank; ++d) n *= ext[std::size_t(d)];
     return n;
@@ -56,42 +56,63 @@ struct buffer_eval {
   std::array<std::int64_t, cap> str{};
   std::int64_t inner = 0;
   const T* row = nullptr;
-  void start(const std::int64_t* idx, int outer) {
+  EMBER_HD void start(const std::int64_t* idx, int outer) {
     const T* p = base;
     for (int d = 0; d < outer; ++d) p += idx[d] * str[std::size_t(d)];
     row = p;
   }
   template <bool C>
-  T at(std::int64_t j) const {
+  EMBER_HD T at(std::int64_t j) const {
     if constexpr (C) return row[j];
     else return row[j * inner];
   }
-  bool contiguous() const { return inner == 1; }
+  EMBER_HD bool contiguous() const { return inner == 1; }
+  // Laid out exactly as the space, row-major: element i of the space is base[i].
+  bool flat(const std::int64_t* rm, int rank) const {
+    for (int d = 0; d < rank; ++d)
+      if (str[std::size_t(d)] != rm[d]) return false;
+    return true;
+  }
 };
 
 template <class T>
 struct scalar_eval {
   T v;
-  void start(const std::int64_t*, int) {}
+  EMBER_HD void start(const std::int64_t*, int) {}
   template <bool C>
-  T at(std::int64_t) const {
+  EMBER_HD T at(std::int64_t) const {
     return v;
   }
-  bool contiguous() const { return true; }
+  EMBER_HD bool contiguous() const { return true; }
+  bool flat(const std::int64_t*, int) const { return true; }
 };
 
 template <class Op, class R, class... E>
 struct elementwise_eval {
+  // (Children through hana::at_c and index sequences: hana's algorithms are
+  // function objects, which device code cannot call; at_c is a constexpr function.)
   hana::tuple<E...> e;
-  void start(const std::int64_t* idx, int outer) {
-    hana::for_each(e, [&](auto& x) { x.start(idx, outer); });
-  }
+  using ids = std::index_sequence_for<E...>;
+  EMBER_HD void start(const std::int64_t* idx, int outer) { start_each(idx, outer, ids{}); }
   template <bool C>
-  R at(std::int64_t j) const {
-    return hana::unpack(e, [j](const auto&... x) { return Op::template apply<R>(x.template at<C>(j)...); });
+  EMBER_HD R at(std::int64_t j) const {
+    return at_each<C>(j, ids{});
   }
-  bool contiguous() const {
-    return hana::unpack(e, [](const auto&... x) { return (x.contiguous() && ...); });
+  EMBER_HD bool contiguous() const { return contiguous_each(ids{}); }
+  template <std::size_t... I>
+  EMBER_HD void start_each(const std::int64_t* idx, int outer, std::index_sequence<I...>) {
+    (hana::at_c<I>(e).start(idx, outer), ...);
+  }
+  template <bool C, std::size_t... I>
+  EMBER_HD R at_each(std::int64_t j, std::index_sequence<I...>) const {
+    return Op::template apply<R>(hana::at_c<I>(e).template at<C>(j)...);
+  }
+  template <std::size_t... I>
+  EMBER_HD bool contiguous_each(std::index_sequence<I...>) const {
+    return (hana::at_c<I>(e).contiguous() && ...);
+  }
+  bool flat(const std::int64_t* rm, int rank) const {
+    return hana::unpack(e, [&](const auto&... x) { return (x.flat(rm, rank) && ...); });
   }
 };
 

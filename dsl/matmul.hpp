@@ -44,11 +44,11 @@ auto matmul(A&& a, B&& b) {
 
 // numpy.dot for 1-D and 2-D operands: the matrix product, and for two vectors
 // their inner product as a scalar (evaluated now, on every rank).
-template <array_like A, array_like B>
+template <array_like A, array_like B, class Code = detail::this_code>
 auto dot(A&& a, B&& b) {
   constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
   if constexpr (ra == 1 && rb == 1) {
-    return detail::evaluate_scalar(matmul(std::forward<A>(a), std::forward<B>(b)));
+    return detail::evaluate_scalar<Code>(matmul(std::forward<A>(a), std::forward<B>(b)));
   } else {
     return matmul(std::forward<A>(a), std::forward<B>(b));
   }

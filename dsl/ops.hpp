@@ -11,6 +11,14 @@
 
 #include "dtype.hpp"
 
+// The scalar functions run in host loops and, compiled by nvcc, in the GPU's
+// fused kernels (dsl/device_kernels.cuh): one list of operations for both.
+#if defined(__CUDACC__)
+#define EMBER_HD __host__ __device__
+#else
+#define EMBER_HD
+#endif
+
 namespace ember::op {
 
 // ---- type promotion (NumPy: bool < integers < floating) ----
@@ -55,7 +63,7 @@ using float_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
     template <class A, class B>                                 \
     using result = __VA_ARGS__;                                 \
     template <class R, class A, class B>                        \
-    static R apply(A a_, B b_) {                                \
+    EMBER_HD static R apply(A a_, B b_) {                                \
       using C = promote_t<A, B>;                                \
       [[maybe_unused]] const C a = C(a_), b = C(b_);            \
       return R(EXPR);                                           \
@@ -82,7 +90,7 @@ struct power {
   template <class A, class B>
   using result = promote_t<A, B>;
   template <class R, class A, class B>
-  static R apply(A a, B b) {
+  EMBER_HD static R apply(A a, B b) {
     if constexpr (std::is_integral_v<R>) {
       // integer power by squaring (negative exponents give 0 except for |a| = 1)
       std::int64_t base = std::int64_t(a), e = std::int64_t(b), r = 1;
@@ -105,7 +113,7 @@ struct power {
     template <class A>                             \
     using result = float_t<A>;                     \
     template <class R, class A>                    \
-    static R apply(A a) {                          \
+    EMBER_HD static R apply(A a) {                          \
       return R(std::FN(float_t<A>(a)));            \
     }                                              \
   };
@@ -122,7 +130,7 @@ struct neg {
   template <class A>
   using result = A;
   template <class R, class A>
-  static R apply(A a) {
+  EMBER_HD static R apply(A a) {
     return R(-a);
   }
 };
@@ -131,7 +139,7 @@ struct abs {
   template <class A>
   using result = A;
   template <class R, class A>
-  static R apply(A a) {
+  EMBER_HD static R apply(A a) {
     if constexpr (std::is_same_v<A, bool>) return R(a);
     else if constexpr (std::is_floating_point_v<A>) return R(std::fabs(a));  // a bit operation, no branch
     else return R(a < A(0) ? A(-a) : a);
@@ -143,7 +151,7 @@ struct clip {
   template <class A, class B, class C>
   using result = A;
   template <class R, class A, class B, class C>
-  static R apply(A x, B lo, C hi) {
+  EMBER_HD static R apply(A x, B lo, C hi) {
     using P = promote3_t<A, B, C>;
     P v = P(x);
     v = (v >= P(lo) || v != v) ? v : P(lo);
@@ -156,7 +164,7 @@ struct where {
   template <class C, class A, class B>
   using result = promote_t<A, B>;
   template <class R, class C, class A, class B>
-  static R apply(C c, A a, B b) {
+  EMBER_HD static R apply(C c, A a, B b) {
     return c ? R(a) : R(b);
   }
 };
@@ -166,7 +174,7 @@ struct astype {
   template <class A>
   using result = U;
   template <class R, class A>
-  static R apply(A a) {
+  EMBER_HD static R apply(A a) {
     return R(a);
   }
 };
@@ -181,9 +189,9 @@ struct sum {
   template <class T>
   using result = sum_t<T>;
   template <class T>
-  static constexpr T identity() { return T(0); }
+  EMBER_HD static constexpr T identity() { return T(0); }
   template <class T>
-  static T combine(T a, T b) { return a + b; }
+  EMBER_HD static T combine(T a, T b) { return a + b; }
   static constexpr bool compensated = true;  // Kahan across blocks for floats
 };
 struct prod {
@@ -191,9 +199,9 @@ struct prod {
   template <class T>
   using result = sum_t<T>;
   template <class T>
-  static constexpr T identity() { return T(1); }
+  EMBER_HD static constexpr T identity() { return T(1); }
   template <class T>
-  static T combine(T a, T b) { return a * b; }
+  EMBER_HD static T combine(T a, T b) { return a * b; }
   static constexpr bool compensated = false;
 };
 struct min {
@@ -201,12 +209,12 @@ struct min {
   template <class T>
   using result = T;
   template <class T>
-  static constexpr T identity() {
+  EMBER_HD static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::max();
   }
   template <class T>
-  static T combine(T a, T b) { return (a <= b || a != a) ? a : b; }
+  EMBER_HD static T combine(T a, T b) { return (a <= b || a != a) ? a : b; }
   static constexpr bool compensated = false;
 };
 struct max {
@@ -214,12 +222,12 @@ struct max {
   template <class T>
   using result = T;
   template <class T>
-  static constexpr T identity() {
+  EMBER_HD static constexpr T identity() {
     if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::lowest();
   }
   template <class T>
-  static T combine(T a, T b) { return (a >= b || a != a) ? a : b; }
+  EMBER_HD static T combine(T a, T b) { return (a >= b || a != a) ? a : b; }
   static constexpr bool compensated = false;
 };
 struct all {
@@ -227,9 +235,9 @@ struct all {
   template <class T>
   using result = bool;
   template <class T>
-  static constexpr T identity() { return true; }
+  EMBER_HD static constexpr T identity() { return true; }
   template <class T>
-  static T combine(T a, T b) { return a && b; }
+  EMBER_HD static T combine(T a, T b) { return a && b; }
   static constexpr bool compensated = false;
 };
 struct any {
@@ -237,9 +245,9 @@ struct any {
   template <class T>
   using result = bool;
   template <class T>
-  static constexpr T identity() { return false; }
+  EMBER_HD static constexpr T identity() { return false; }
   template <class T>
-  static T combine(T a, T b) { return a || b; }
+  EMBER_HD static T combine(T a, T b) { return a || b; }
   static constexpr bool compensated = false;
 };
 // argmin/argmax: the index of the first extreme value (NaN counts as extreme).
@@ -248,14 +256,14 @@ struct argmin {
   template <class T>
   using result = std::int64_t;
   template <class T>
-  static bool better(T a, T b) { return a < b || (a != a && b == b); }
+  EMBER_HD static bool better(T a, T b) { return a < b || (a != a && b == b); }
 };
 struct argmax {
   static constexpr std::string_view name = "argmax";
   template <class T>
   using result = std::int64_t;
   template <class T>
-  static bool better(T a, T b) { return a > b || (a != a && b == b); }
+  EMBER_HD static bool better(T a, T b) { return a > b || (a != a && b == b); }
 };
 
 template <class Op>

@@ -43,10 +43,10 @@ std::vector<int> every_axis(const A& a) {
   return ax;
 }
 // Evaluates a reduction over every axis and returns the replicated scalar.
-template <class Op, class A>
+template <class Op, class Code, class A>
 auto reduce_to_scalar(const A& a) {
   auto r = make_reduction<Op, 0, true>(a, every_axis(a), false);
-  return evaluate_scalar(r);
+  return evaluate_scalar<Code>(r);
 }
 template <class R>
 double reduced_count(const R& r) {
@@ -59,9 +59,9 @@ double reduced_count(const R& r) {
 }  // namespace detail
 
 #define EMBER_REDUCTION(NAME)                                                                           \
-  template <array_like A>                                                                               \
+  template <array_like A, class Code = detail::this_code>                                               \
   auto NAME(const A& a) {                                                                               \
-    return detail::reduce_to_scalar<op::NAME>(a);                                                       \
+    return detail::reduce_to_scalar<op::NAME, Code>(a);                                                 \
   }                                                                                                     \
   template <array_like A>                                                                               \
   auto NAME(const A& a, all_axes_t) {                                                                   \
@@ -91,13 +91,13 @@ EMBER_REDUCTION(argmax)
 #undef EMBER_REDUCTION
 
 // mean = sum / count: an elementwise division after the (fused) sum.
-template <array_like A>
+template <array_like A, class Code = detail::this_code>
 auto mean(const A& a) {
   using F = op::float_t<typename expr::node_t<A>::value_type>;
   const index_vec s = expr::as_node(a).shape();
   double n = 1;
   for (auto x : s) n *= double(x);
-  return F(double(sum(a)) / n);
+  return F(double(sum<A, Code>(a)) / n);
 }
 template <array_like A>
 auto mean(const A& a, int axis) {
@@ -128,11 +128,11 @@ auto variance(const A& a, std::vector<int> axes, bool keepdims, std::int64_t ddo
 }
 }  // namespace detail
 
-template <array_like A>
+template <array_like A, class Code = detail::this_code>
 auto var(const A& a, const reduce_options& o = {}) {
   using F = op::float_t<typename expr::node_t<A>::value_type>;
   auto v = detail::variance<0, true>(a, detail::every_axis(a), false, o.ddof);
-  return F(detail::evaluate_scalar(v));
+  return F(detail::evaluate_scalar<Code>(v));
 }
 template <array_like A>
 auto var(const A& a, int axis) {

@@ -80,7 +80,8 @@ TEST_CASE("GPU: expressions, reductions and assignment match the host", "[.gpu]"
   auto a = ember::random::randn<double>({64, 48}, {.split = 0});
   auto b = ember::random::rand<double>({64, 48}, {.split = 1});
   auto c = ember::random::randn<double>({48}, {.split = 0});
-  auto ga = a.to(ember::gpu), gb = b.to(ember::gpu), gc = c.to(ember::gpu);
+  auto ga = a.to(ember::gpu), gb = b.to(ember::gpu);
+  auto gc = c.to(ember::gpu);
   ember::dndarray<double, 2> want = a * b + ember::sin(c) - 2.0 * ember::exp(-ember::abs(a));
   ember::dndarray<double, 2> got = ga * gb + ember::sin(gc) - 2.0 * ember::exp(-ember::abs(ga));
   CHECK(got.device() == ember::gpu);

@@ -34,7 +34,7 @@ grep -E "CUDA|Cuda compiler" "$logs/setup.log"
 
 echo "== build test_gpu, test_device, the plugin (-j$jobs)"
 tb=$(date +%s)
-timeout 360 ninja -C "$builddir" -j "$jobs" tests/gpu/test_gpu tests/test_device cuda/libember_cuda.so > "$logs/build.log" 2>&1 \
+timeout 360 ninja -C "$builddir" -j "$jobs" tests/gpu/test_gpu tests/test_device tests/gpu/test_device_cuda cuda/libember_cuda.so > "$logs/build.log" 2>&1 \
   || { grep -E "error|FAILED" "$logs/build.log" | head -n 40; tail -n 20 "$logs/build.log"; fail "build"; }
 echo "built in $(( $(date +%s) - tb ))s"
 if grep -q "warning" "$logs/build.log"; then
@@ -47,14 +47,16 @@ timeout 180 "$builddir/tests/gpu/test_gpu" --durations yes
 rc=$?
 echo "test_gpu exit code: $rc"
 
-echo "== test_device: GPU arrays against host arrays, 1 and 2 ranks (hidden [.gpu] cases)"
+echo "== test_device (g++: kernels on host copies) and test_device_cuda (nvcc: kernels on the GPU), 1 and 2 ranks"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 drc=0
-for np in 1 2; do
-  timeout 120 mpirun --oversubscribe -np "$np" "$builddir/tests/test_device" "[.gpu]" 2>&1 | tail -n 25
-  r=${PIPESTATUS[0]}
-  echo "test_device at $np ranks: exit code $r"
-  [ "$r" -eq 0 ] || drc=1
+for bin in tests/test_device tests/gpu/test_device_cuda; do
+  for np in 1 2; do
+    timeout 120 mpirun --oversubscribe -np "$np" "$builddir/$bin" "[.gpu]" 2>&1 | tail -n 25
+    r=${PIPESTATUS[0]}
+    echo "$bin at $np ranks: exit code $r"
+    [ "$r" -eq 0 ] || drc=1
+  done
 done
 
 echo "== bandwidth (fused a*b + c*d - 2*e vs device-to-device copy, 2^28 doubles)"
