@@ -8,6 +8,7 @@
 #include "copy.hpp"
 #include "device.hpp"
 #include "memory.hpp"
+#include "solver.hpp"
 #include "dsl/dtype.hpp"
 #include "runtime/device.hpp"
 
@@ -51,6 +52,49 @@ class backend final : public ember::detail::device_backend {
                                    static_cast<const double*>(b), ldb, beta, static_cast<double*>(c), ldc);
     else
       throw type_error("ember::cuda: gemm on the GPU takes float32 or float64, not " +
+                       std::string(ember::dtype_name(code)));
+  }
+  void gemm(int code, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const void* a,
+            std::int64_t lda, const void* b, std::int64_t ldb, double beta, void* c, std::int64_t ldc) override {
+    if (code == ember::dtype_code<float>())
+      blas::gemm<float>(ta, tb, m, n, k, float(alpha), static_cast<const float*>(a), lda, static_cast<const float*>(b),
+                        ldb, float(beta), static_cast<float*>(c), ldc);
+    else
+      blas::gemm<double>(ta, tb, m, n, k, alpha, static_cast<const double*>(a), lda, static_cast<const double*>(b), ldb,
+                         beta, static_cast<double*>(c), ldc);
+  }
+  void geqrf(int code, std::int64_t m, std::int64_t n, void* a, std::int64_t lda, void* tau) override {
+    if (code == ember::dtype_code<float>())
+      solver::geqrf<float>(m, n, static_cast<float*>(a), lda, static_cast<float*>(tau));
+    else
+      solver::geqrf<double>(m, n, static_cast<double*>(a), lda, static_cast<double*>(tau));
+  }
+  void orgqr(int code, std::int64_t m, std::int64_t n, std::int64_t k, void* a, std::int64_t lda,
+             const void* tau) override {
+    if (code == ember::dtype_code<float>())
+      solver::orgqr<float>(m, n, k, static_cast<float*>(a), lda, static_cast<const float*>(tau));
+    else
+      solver::orgqr<double>(m, n, k, static_cast<double*>(a), lda, static_cast<const double*>(tau));
+  }
+  void copy_matrix(std::size_t elem, std::int64_t rows, std::int64_t cols, const void* src, std::int64_t lds,
+                   void* dst, std::int64_t ldd) override {
+    if (rows <= 0 || cols <= 0) return;
+    const cudaStream_t s = cuda::stream();
+    detail::check(cudaMemcpy2DAsync(dst, std::size_t(ldd) * elem, src, std::size_t(lds) * elem, std::size_t(rows) * elem,
+                                    std::size_t(cols), cudaMemcpyDefault, s),
+                  "cudaMemcpy2DAsync");
+    cuda::synchronize(s);
+  }
+  void transpose_row_major(int code, std::int64_t rows, std::int64_t cols, const void* in, void* out) override {
+    // row-major rows x cols is column-major cols x rows (ld cols); its transpose,
+    // column-major rows x cols (ld rows), is the row-major cols x rows result
+    const std::int64_t lda = cols > 1 ? cols : 1, ldb = rows > 1 ? rows : 1;
+    if (code == ember::dtype_code<float>())
+      blas::transpose<float>(cols, rows, static_cast<const float*>(in), lda, static_cast<float*>(out), ldb);
+    else if (code == ember::dtype_code<double>())
+      blas::transpose<double>(cols, rows, static_cast<const double*>(in), lda, static_cast<double*>(out), ldb);
+    else
+      throw type_error("ember::cuda: transpose on the GPU takes float32 or float64, not " +
                        std::string(ember::dtype_name(code)));
   }
 };

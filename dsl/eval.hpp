@@ -577,7 +577,7 @@ class executor {
     const std::int64_t bytes = s.to->local_size(c_.rank()) * node_elem(s.node);
     const void* src = vals_[std::size_t(s.input)].ptr;
     auto& out = output(s.output, bytes, true);
-    cp_.moves[i]->run(c_, src, out.ptr);
+    cp_.moves[i]->run(c_, src, out.ptr, s.on);
   }
 
   void prepare_bindings(const planner::step& s) {
@@ -644,6 +644,15 @@ class executor {
       const void* in1 = s.bindings.size() > 1 ? vals_[std::size_t(s.bindings[1].second)].ptr : nullptr;
       const bool aliased = dest_ && (in0 == dest_.get() || in1 == dest_.get());
       auto& out = output(s.output, s.to->local_size(r) * std::int64_t(sizeof(T)), !aliased);
+      if (s.on == device_kind::gpu) {  // cuBLAS, through the CUDA plugin
+        if constexpr (std::is_same_v<decltype(x.op_tag()), expr::matmul_op>) {
+          run_matmul_device(*s.product, r, dtype_code<T>(), in0, in1, out.ptr);
+        } else {
+          const auto ls = s.from->lshape(r);
+          gpu_or_throw("ember::transpose").transpose_row_major(dtype_code<T>(), ls[0], ls[1], in0, out.ptr);
+        }
+        return;
+      }
       if constexpr (std::is_same_v<decltype(x.op_tag()), expr::matmul_op>)
         run_matmul<T>(*s.product, c_, static_cast<const T*>(in0), static_cast<const T*>(in1), static_cast<T*>(out.ptr));
       else

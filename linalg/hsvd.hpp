@@ -592,6 +592,7 @@ hsvd_result<T> hsvd_impl(const dndarray<T, 2>& a, i64 cap, std::optional<double>
 // a-posteriori bound of the relative reconstruction error.
 template <dtype T, int N>
 hsvd_result<T> hsvd_rank(const dndarray<T, N>& A, std::int64_t r, const hsvd_options& o = {}) {
+  if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rank(A.to(device_kind::cpu), r, o), device_kind::gpu);
   lowrank_detail::check_matrix(A, "hsvd_rank");
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
     const auto s = A.shape();
@@ -608,6 +609,7 @@ hsvd_result<T> hsvd_rank(const dndarray<T, N>& A, std::int64_t r, const hsvd_opt
 // bound stays below rtol (Heat's hsvd_rtol). o.maxrank caps the rank per node.
 template <dtype T, int N>
 hsvd_result<T> hsvd_rtol(const dndarray<T, N>& A, double rtol, const hsvd_options& o = {}) {
+  if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rtol(A.to(device_kind::cpu), rtol, o), device_kind::gpu);
   lowrank_detail::check_matrix(A, "hsvd_rtol");
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
     const auto s = A.shape();

@@ -243,16 +243,18 @@ struct wy_factor {
   }
 };
 
-// TSQR of a tall-skinny matrix whose rows are split over `comm`: this rank's
-// rows x n block (rows >= n), given column-major (ld = rows), is factored locally
-// and the R factors are reduced up the tree. The local and tree factors are kept,
-// so Q (or Q times a small matrix) can be formed afterwards.
+// The reduction tree of TSQR: every rank brings the n x n R of its local block,
+// the R factors are stacked pairwise and factored again up a binary tree, and
+// the root (rank 0) holds the R of the whole matrix. The tree's factors are kept,
+// so Q (or Q times a small matrix) can be formed afterwards: down() gives each
+// rank the n x n matrix its local Q factor must be multiplied by. Used with a
+// LAPACK local factor (tsqr below) and with a cuSOLVER one (qr_tsqr_device).
 template <class T>
-class tsqr {
+class tsqr_tree {
  public:
-  tsqr(const communicator& comm, std::vector<T> local, std::int64_t rows, std::int64_t n)
-      : comm_(comm), n_(n), local_(std::move(local), rows, n) {
-    r_ = local_.r();
+  // `r_local`: this rank's R, column-major n x n, upper triangular.
+  tsqr_tree(const communicator& comm, std::vector<T> r_local, std::int64_t n)
+      : comm_(comm), n_(n), r_(std::move(r_local)) {
     const std::int64_t nn = n_ * n_;
     for (int child : tsqr_children(comm_.rank(), comm_.size())) {
       std::vector<T> theirs(static_cast<std::size_t>(nn));
@@ -272,9 +274,10 @@ class tsqr {
   // The n x n R factor, column-major, upper triangular: valid on rank 0 only.
   std::vector<T>& r() { return r_; }
 
-  // Collective. This rank's rows of Q S, for the n x n matrix S given (column-major)
-  // on rank 0 and ignored elsewhere, written row-major (ld n) into `out` (rows x n).
-  void apply_q(std::vector<T> s, T* out) const {
+  // Collective. For the n x n matrix S given (column-major) on rank 0 and ignored
+  // elsewhere: this rank's S_local (column-major n x n) such that this rank's rows
+  // of Q S are Q_local [S_local; 0], Q_local the local factor's Q.
+  std::vector<T> down(std::vector<T> s) const {
     const std::int64_t nn = n_ * n_;
     if (const int p = tsqr_parent(comm_.rank()); p >= 0) {
       s.assign(std::size_t(nn), T(0));
@@ -286,10 +289,7 @@ class tsqr {
       s = it->f.apply(s, theirs.data(), n_, false);
       send(comm_, theirs.data(), nn, it->child);
     }
-    // This rank's block Q_local [S; 0]: the first n rows come back column-major,
-    // the rest is written transposed, i.e. row-major, straight into `out`.
-    const auto top = local_.apply(s, out + nn, n_, true);
-    transpose(n_, n_, top.data(), n_, out, n_);
+    return s;
   }
 
  private:
@@ -299,9 +299,37 @@ class tsqr {
   };
   communicator comm_;
   std::int64_t n_;
-  wy_factor<T> local_;
   std::vector<node> nodes_;
   std::vector<T> r_;
+};
+
+// TSQR of a tall-skinny matrix whose rows are split over `comm`: this rank's
+// rows x n block (rows >= n), given column-major (ld = rows), is factored locally
+// (LAPACK, compact WY) and the R factors are reduced up the tree.
+template <class T>
+class tsqr {
+ public:
+  tsqr(const communicator& comm, std::vector<T> local, std::int64_t rows, std::int64_t n)
+      : n_(n), local_(std::move(local), rows, n), tree_(comm, local_.r(), n) {}
+
+  // The n x n R factor, column-major, upper triangular: valid on rank 0 only.
+  std::vector<T>& r() { return tree_.r(); }
+
+  // Collective. This rank's rows of Q S, for the n x n matrix S given (column-major)
+  // on rank 0 and ignored elsewhere, written row-major (ld n) into `out` (rows x n).
+  void apply_q(std::vector<T> s, T* out) const {
+    const std::int64_t nn = n_ * n_;
+    s = tree_.down(std::move(s));
+    // This rank's block Q_local [S; 0]: the first n rows come back column-major,
+    // the rest is written transposed, i.e. row-major, straight into `out`.
+    const auto top = local_.apply(s, out + nn, n_, true);
+    transpose(n_, n_, top.data(), n_, out, n_);
+  }
+
+ private:
+  std::int64_t n_;
+  wy_factor<T> local_;
+  tsqr_tree<T> tree_;
 };
 
 // TSQR applies when A is split along its rows and every rank holds at least n
@@ -324,30 +352,78 @@ std::vector<T> column_major_block(const dndarray<T, 2>& a) {
   return out;
 }
 
+// R (n x n, replicated, on the host) from the root's R with its rows scaled by
+// the signs of its diagonal, so the diagonal is nonnegative; `d` gets the signs
+// on rank 0 (Q D, with D = diag(d), keeps Q R: D D = I; tsqr_tree::down reads
+// its S on rank 0 only).
 template <class T>
-qr_result<T> qr_tsqr(const dndarray<T, 2>& a, const qr_options& o) {
-  const auto& comm = a.comm();
-  const std::int64_t n = a.shape()[1];
-  tsqr<T> f(comm, column_major_block(a), a.lshape()[0], n);
-  // R on rank 0 with its rows scaled by the signs of the diagonal (so the diagonal
-  // is nonnegative), then broadcast: every rank holds the same R.
+dndarray<T, 2> signed_r(const communicator& comm, const std::vector<T>& rr, std::int64_t n, std::vector<T>& d) {
   dndarray<T, 2> r(replicated_layout({n, n}, comm.size()), comm);
-  std::vector<T> d(std::size_t(n), T(1));
+  d.assign(std::size_t(n), T(1));
   if (comm.rank() == 0) {
-    const auto& rr = f.r();
     for (std::int64_t i = 0; i < n; ++i) d[std::size_t(i)] = rr[std::size_t(i + i * n)] < T(0) ? T(-1) : T(1);
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j)
         r.ldata()[i * n + j] = j < i ? T(0) : d[std::size_t(i)] * rr[std::size_t(i + j * n)];
   }
   comm.bcast(r.ldata(), n * n, 0);
-  if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r};
-  // Q D, with D = diag(d) the same signs: Q D D R = Q R.
+  return r;
+}
+template <class T>
+std::vector<T> diag_matrix(const std::vector<T>& d) {
+  const std::int64_t n = std::int64_t(d.size());
   std::vector<T> s(std::size_t(n * n), T(0));
   for (std::int64_t i = 0; i < n; ++i) s[std::size_t(i + i * n)] = d[std::size_t(i)];
+  return s;
+}
+
+template <class T>
+qr_result<T> qr_tsqr(const dndarray<T, 2>& a, const qr_options& o) {
+  const auto& comm = a.comm();
+  const std::int64_t n = a.shape()[1];
+  tsqr<T> f(comm, column_major_block(a), a.lshape()[0], n);
+  std::vector<T> d;
+  auto r = signed_r(comm, f.r(), n, d);  // every rank holds the same R
+  if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r};
   dndarray<T, 2> q(a.distribution(), comm);
-  f.apply_q(std::move(s), q.ldata());
+  f.apply_q(diag_matrix(d), q.ldata());
   return {q, r};
+}
+
+// TSQR of a GPU array: the local factor on the GPU (cuSOLVER geqrf, then orgqr
+// for the explicit local Q), the n x n tree on the host (each rank sends and
+// receives R factors only), and this rank's block of Q as ONE cuBLAS product
+// Q_local S_local written row-major into Q's device block. The block crosses the
+// host-device link only as R (n x n down) and S_local (n x n up).
+template <class T>
+qr_result<T> qr_tsqr_device(const dndarray<T, 2>& a, const qr_options& o) {
+  auto& g = ember::detail::gpu_or_throw("ember::linalg::qr");
+  const auto& comm = a.comm();
+  const std::int64_t n = a.shape()[1], rows = a.lshape()[0];
+  const int code = dtype_code<T>();
+  const std::size_t es = sizeof(T);
+  // column-major rows x n (ld rows) = the row-major block transposed
+  auto cm = g.allocate(std::size_t(rows * n) * es);
+  g.transpose_row_major(code, rows, n, a.lstorage(), cm.get());
+  auto tau = g.allocate(std::size_t(n) * es);
+  g.geqrf(code, rows, n, cm.get(), rows, tau.get());
+  std::vector<T> r_local(std::size_t(n * n));
+  g.copy_matrix(es, n, n, cm.get(), rows, r_local.data(), n);
+  for (std::int64_t j = 0; j < n; ++j)  // below the diagonal: reflectors, not R
+    for (std::int64_t i = j + 1; i < n; ++i) r_local[std::size_t(i + j * n)] = T(0);
+  tsqr_tree<T> tree(comm, std::move(r_local), n);
+  std::vector<T> d;
+  auto r = signed_r(comm, tree.r(), n, d);
+  if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r.to(device_kind::gpu)};
+  g.orgqr(code, rows, n, n, cm.get(), rows, tau.get());
+  const auto sl = tree.down(diag_matrix(d));
+  auto sd = g.allocate(std::size_t(n * n) * es);
+  g.copy(sd.get(), sl.data(), std::size_t(n * n) * es);
+  dndarray<T, 2> q(a.distribution(), comm, device_kind::gpu);
+  // Q's row-major block is column-major n x rows: (Q_local S_local)^T = S_local^T Q_local^T
+  g.gemm(code, true, true, n, rows, n, 1.0, sd.get(), n, cm.get(), rows, 0.0, q.lstorage(), n);
+  g.synchronize();
+  return {q, r.to(device_kind::gpu)};
 }
 
 // The signs of R's diagonal, replicated (R may be split: each rank contributes the
@@ -401,9 +477,15 @@ qr_result<T> qr(const dndarray<T, 2>& a, const qr_options& o = {}) {
     const int P = a.comm().size();
     if (m == 0 || n == 0) {  // nothing to factor: empty Q (m x 0) and R (0 x n)
       const std::int64_t k = std::min(m, n);
-      dndarray<T, 2> q(layout::balanced({m, k}, a.split(), P), a.comm());
-      dndarray<T, 2> r(layout::balanced({k, n}, a.split(), P), a.comm());
+      dndarray<T, 2> q(layout::balanced({m, k}, a.split(), P), a.comm(), a.device());
+      dndarray<T, 2> r(layout::balanced({k, n}, a.split(), P), a.comm(), a.device());
       return {o.mode == qr_mode::r ? dndarray<T, 2>{} : q, r};
+    }
+    if (a.device() == device_kind::gpu) {
+      // TSQR with the local factor on the GPU; ScaLAPACK on host copies otherwise
+      if (impl::tsqr_applies(a)) return impl::qr_tsqr_device(a, o);
+      auto h = impl::qr_scalapack(a.to(device_kind::cpu), o);
+      return {impl::on(h.Q, device_kind::gpu), impl::on(h.R, device_kind::gpu)};
     }
     return impl::tsqr_applies(a) ? impl::qr_tsqr(a, o) : impl::qr_scalapack(a, o);
   } else {

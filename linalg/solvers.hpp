@@ -96,6 +96,8 @@ dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
     throw shape_error("ember::linalg::solve: A of shape " + ember::detail::shape_str(a.shape()) + " and B of shape " +
                       ember::detail::shape_str(b.shape()) + ": B needs " + std::to_string(n) + " rows");
   impl::require_same_comm("solve", a, b);
+  impl::require_same_device("solve", a, b);
+  if (a.device() == device_kind::gpu) return impl::on(solve(a.to(device_kind::cpu), b.to(device_kind::cpu)), device_kind::gpu);
   if constexpr (impl::lapack_type_v<T>) {
     impl::require_int_dims("solve", a.shape());
     const auto& comm = a.comm();
@@ -124,6 +126,7 @@ dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
 // triangle is zero. Throws value_error on every rank when A is not positive definite.
 template <class T>
 dndarray<T, 2> cholesky(const dndarray<T, 2>& a) {
+  if (a.device() == device_kind::gpu) return impl::on(cholesky(a.to(device_kind::cpu)), device_kind::gpu);
   impl::require_lapack_type<T>("cholesky", a.shape());
   impl::require_square("cholesky", a.shape());
   if constexpr (impl::lapack_type_v<T>) {
@@ -148,6 +151,10 @@ dndarray<T, 2> cholesky(const dndarray<T, 2>& a) {
 // lower triangle (numpy's default UPLO='L'), by divide and conquer (p?syevd).
 template <class T>
 eigh_result<T> eigh(const dndarray<T, 2>& a) {
+  if (a.device() == device_kind::gpu) {
+    auto r = eigh(a.to(device_kind::cpu));
+    return {impl::on(r.eigenvalues, device_kind::gpu), impl::on(r.eigenvectors, device_kind::gpu)};
+  }
   impl::require_lapack_type<T>("eigh", a.shape());
   impl::require_square("eigh", a.shape());
   if constexpr (impl::lapack_type_v<T>) {
@@ -238,6 +245,7 @@ double extreme_abs_sum(const dndarray<T, 2>& a, int summed_axis, bool want_max) 
 // Vector norm (1-D), numpy's ord: default 2.
 template <class T>
 norm_t<T> norm(const dndarray<T, 1>& x, double ord = 2) {
+  if (x.device() == device_kind::gpu) return norm(x.to(device_kind::cpu), ord);
   const auto& c = x.comm();
   const bool dist = x.split().has_value();
   const T* p = x.ldata();
@@ -270,11 +278,13 @@ norm_t<T> norm(const dndarray<T, 1>& x, double ord = 2) {
 // Frobenius norm of a matrix (numpy's default for 2-D).
 template <class T>
 norm_t<T> norm(const dndarray<T, 2>& a) {
+  if (a.device() == device_kind::gpu) return norm(a.to(device_kind::cpu));
   return norm_t<T>(impl::pnorm(a, 2.0));
 }
 
 template <class T>
 norm_t<T> norm(const dndarray<T, 2>& a, matrix_norm ord) {
+  if (a.device() == device_kind::gpu) return norm(a.to(device_kind::cpu), ord);
   if (ord == matrix_norm::fro) return norm(a);
   if constexpr (!impl::lapack_type_v<T>) {
     return norm(impl::to_double(a), ord);
@@ -289,6 +299,7 @@ norm_t<T> norm(const dndarray<T, 2>& a, matrix_norm ord) {
 // Matrix norm of order 1, -1, 2, -2, inf or -inf (numpy's numbers for matrices).
 template <class T>
 norm_t<T> norm(const dndarray<T, 2>& a, double ord) {
+  if (a.device() == device_kind::gpu) return norm(a.to(device_kind::cpu), ord);
   if (ord == 1 || ord == -1) return norm_t<T>(impl::extreme_abs_sum(a, 0, ord > 0));
   if (std::isinf(ord)) return norm_t<T>(impl::extreme_abs_sum(a, 1, ord > 0));
   if (ord == 2 || ord == -2) {

@@ -31,4 +31,29 @@ struct svd_result {
   dndarray<T, 2> V;
 };
 
+namespace impl {
+// GPU arrays in the host algorithms (ScaLAPACK, the LAPACK trees of TSQR-SVD and
+// hsvd): the operands are copied to the host, the results back to the device.
+// Every rank does the same (the device is replicated metadata), so the copies'
+// collective device checks agree.
+template <class T, int N>
+dndarray<T, N> on(const dndarray<T, N>& r, device_kind d) {
+  return r.valid() && r.device() != d ? r.to(d) : r;
+}
+template <class R>
+R results_on(R r, device_kind d) {
+  r.U = on(r.U, d);
+  r.S = on(r.S, d);
+  r.V = on(r.V, d);
+  return r;
+}
+// Two operands must live on one device (as an expression's arrays).
+template <class T, int N, class U, int M>
+void require_same_device(const char* fn, const dndarray<T, N>& a, const dndarray<U, M>& b) {
+  if (a.device() != b.device())
+    throw value_error(std::string("ember::linalg::") + fn + ": A is on " + std::string(device_name(a.device())) +
+                      " and B on " + std::string(device_name(b.device())) + "; move one with .to() first");
+}
+}  // namespace impl
+
 }  // namespace ember::linalg

@@ -771,9 +771,18 @@ void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_ra
   for (auto& s : p.steps) {
     device_kind d = cpu;
     if (s.kind == step_kind::fused_kernel) d = g.device_kernels && !g.nodes[std::size_t(s.node)].index_result ? gpu : cpu;
-    else if (s.kind == step_kind::allreduce || s.kind == step_kind::realign || s.kind == step_kind::resplit ||
-             s.kind == step_kind::allgather || s.kind == step_kind::slice)
+    else if (s.kind == step_kind::allreduce)
       d = g.device_mpi ? gpu : cpu;
+    else if (s.kind == step_kind::realign || s.kind == step_kind::resplit || s.kind == step_kind::allgather ||
+             s.kind == step_kind::slice)
+      // a move that sends nothing (one rank, a slice) copies on the device
+      d = g.device_mpi || s.traffic.total.bytes == 0 ? gpu : cpu;
+    else if (s.kind == step_kind::matmul)  // cuBLAS for local products (no nvcc needed: the plugin has it)
+      d = s.product && runs_on_device(*s.product, g.nodes[std::size_t(s.node)].dtype) ? gpu : cpu;
+    else if (s.kind == step_kind::transpose) {  // 2-D float: cuBLAS geam
+      const auto& n = g.nodes[std::size_t(s.node)];
+      d = n.shape.size() == 2 && (n.dtype == 4 || n.dtype == 5) ? gpu : cpu;
+    }
     s.on = d;
     for (auto& b : s.bindings) b.second = place(b.second, d);
     const bool in_place = s.input >= 0 && s.input == s.output;

@@ -55,6 +55,21 @@ class device_backend {
   virtual void gemm_row_major(int dtype_code, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                               std::int64_t k, double alpha, const void* a, std::int64_t lda, const void* b,
                               std::int64_t ldb, double beta, void* c, std::int64_t ldc) = 0;
+  // out (cols x rows, row-major) = in (rows x cols, row-major) transposed (cuBLAS geam).
+  virtual void transpose_row_major(int dtype_code, std::int64_t rows, std::int64_t cols, const void* in,
+                                   void* out) = 0;
+  // Column-major, as runtime/lapack.hpp (float32/float64): cuBLAS gemm, cuSOLVER
+  // geqrf and orgqr (synchronous: they read cuSOLVER's devInfo).
+  virtual void gemm(int dtype_code, bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                    double alpha, const void* a, std::int64_t lda, const void* b, std::int64_t ldb, double beta,
+                    void* c, std::int64_t ldc) = 0;
+  virtual void geqrf(int dtype_code, std::int64_t m, std::int64_t n, void* a, std::int64_t lda, void* tau) = 0;
+  virtual void orgqr(int dtype_code, std::int64_t m, std::int64_t n, std::int64_t k, void* a, std::int64_t lda,
+                     const void* tau) = 0;
+  // A column-major rows x cols block (elements of `elem` bytes) between any two
+  // kinds of memory, leading dimensions in elements; returns when it has arrived.
+  virtual void copy_matrix(std::size_t elem, std::int64_t rows, std::int64_t cols, const void* src,
+                           std::int64_t lds, void* dst, std::int64_t ldd) = 0;
 };
 
 // The backend, loaded on first call; null when it is not available on this rank

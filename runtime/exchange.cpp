@@ -381,6 +381,35 @@ void exchange::run_host(const communicator& comm, const char* src, char* dst) co
     run_p2p(comm, src, dst);
 }
 
+// A segment that is one contiguous run in both buffers: its byte offsets and size.
+static bool single_run(const exchange_segment& s, std::size_t elem, std::int64_t& src_off, std::int64_t& dst_off,
+                std::int64_t& bytes) {
+  std::int64_t run = 1;
+  for (int d = int(s.extents.size()) - 1; d >= 0; --d) {
+    if (s.extents[std::size_t(d)] == 1) continue;
+    if (s.src_strides[std::size_t(d)] != run || s.dst_strides[std::size_t(d)] != run) return false;
+    run *= s.extents[std::size_t(d)];
+  }
+  src_off = s.src_offset * std::int64_t(elem);
+  dst_off = s.dst_offset * std::int64_t(elem);
+  bytes = run * std::int64_t(elem);
+  return true;
+}
+
+bool exchange::device_local_copies(detail::device_backend& g, const char* src, char* dst) const {
+  // Nothing to send or receive and every local segment one contiguous run: the
+  // move is a few device-to-device copies (a resplit or gather on one rank).
+  if (method_ != exchange_method::point_to_point || !sends_.empty() || !recvs_.empty()) return false;
+  std::int64_t so = 0, d_o = 0, b = 0;
+  for (const auto& s : self_)
+    if (!single_run(s, elem_, so, d_o, b)) return false;
+  for (const auto& s : self_) {
+    single_run(s, elem_, so, d_o, b);
+    g.copy(dst + d_o, src + so, std::size_t(b));
+  }
+  return true;
+}
+
 void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf, device_kind where) const {
   if (comm.size() != nranks_ || comm.rank() != rank_)
     throw value_error("ember::exchange: planned for rank " + std::to_string(rank_) + " of " + std::to_string(nranks_) +
@@ -390,6 +419,7 @@ void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf,
   auto move = [&] {
     if (where == device_kind::cpu) return run_host(comm, src, dst);
     auto& g = detail::gpu_or_throw("ember::exchange");
+    if (device_local_copies(g, src, dst)) return;
     auto in = g.allocate_pinned(std::size_t(std::max<std::int64_t>(src_bytes_, 1)));
     auto out = g.allocate_pinned(std::size_t(std::max<std::int64_t>(dst_bytes_, 1)));
     g.copy(in.get(), src, std::size_t(src_bytes_));

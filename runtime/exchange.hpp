@@ -89,6 +89,7 @@ class exchange {
 
   void run_p2p(const communicator& comm, const char* src, char* dst) const;
   void run_host(const communicator& comm, const char* src, char* dst) const;
+  bool device_local_copies(detail::device_backend& g, const char* src, char* dst) const;
 };
 
 // Copies one segment between two strided buffers (a local copy, no MPI).

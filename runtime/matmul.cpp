@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "device.hpp"
 #include "exchange.hpp"
 #include "lapack.hpp"
 #include "memory.hpp"
@@ -436,6 +437,27 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
       return;
     }
   }
+}
+
+bool runs_on_device(const matmul_problem& p, int dtype_code) {
+  // float32 = 4, float64 = 5 (dsl/dtype.hpp's codes)
+  return p.alg == matmul_algorithm::local && (dtype_code == 4 || dtype_code == 5);
+}
+
+void run_matmul_device(const matmul_problem& p, int rank, int dtype_code, const void* a, const void* b, void* c) {
+  validate(p);
+  if (!runs_on_device(p, dtype_code))
+    throw value_error(std::string("ember::matmul: the ") + name(p.alg) +
+                      " algorithm (or this dtype) has no GPU implementation; the planner runs it on the host");
+  const std::int64_t k = p.a.shape()[1];
+  const std::int64_t mr = local_extent(p.a, 0, rank), nc = local_extent(p.b, 1, rank);
+  if (mr == 0 || nc == 0) return;
+  auto& g = detail::gpu_or_throw("ember::matmul");
+  if (k == 0) {
+    g.zero(c, std::size_t(mr * nc) * std::size_t(p.elem));
+    return;
+  }
+  g.gemm_row_major(dtype_code, false, false, mr, nc, k, 1.0, a, k, b, nc, 0.0, c, nc);
 }
 
 #define EMBER_MATMUL(T)                                                                                       \

@@ -68,6 +68,13 @@ std::int64_t matmul_workspace(const matmul_problem& p);
 template <class T>
 void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, const T* b, T* c);
 
+// The product on the GPU (cuBLAS through the CUDA plugin), for the `local`
+// algorithm and float32/float64 (dtype code as dsl/dtype.hpp): a, b, c are device
+// pointers. The planner puts only those products there; the others run on host
+// copies. Not collective (a local product has no communication).
+bool runs_on_device(const matmul_problem& p, int dtype_code);
+void run_matmul_device(const matmul_problem& p, int rank, int dtype_code, const void* a, const void* b, void* c);
+
 // C (m x n, row-major, leading dimension ldc) = A (m x k, lda) @ B (k x n, ldb)
 // + beta C, locally (BLAS for float and double).
 template <class T>

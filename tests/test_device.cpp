@@ -108,3 +108,51 @@ TEST_CASE("GPU: expressions, reductions and assignment match the host", "[.gpu]"
   CHECK(ember::to_string(gc).find("device=gpu") != std::string::npos);
   CHECK_THROWS_AS(ember::eval(a + gb), ember::value_error);
 }
+
+TEST_CASE("GPU: matmul and transpose (cuBLAS for local products) match the host", "[.gpu]") {
+  REQUIRE(have_gpus());
+  auto a = ember::random::randn<double>({96, 40}, {.split = 0});
+  auto b = ember::random::randn<double>({40, 24}, {.split = ember::none});
+  auto ga = a.to(ember::gpu), gb = b.to(ember::gpu);
+  // A split 0 times a replicated B: the local algorithm, on the GPU
+  check_close(test::gathered(ember::eval(ember::matmul(ga, gb))), test::gathered(ember::eval(ember::matmul(a, b))), 1e-12);
+  // a distributed algorithm (on host copies) and a transpose
+  auto bs = ember::resplit(b, 1);
+  auto gbs = bs.to(ember::gpu);
+  check_close(test::gathered(ember::eval(ember::matmul(ga, gbs) + 1.0)),
+              test::gathered(ember::eval(ember::matmul(a, bs) + 1.0)), 1e-12);
+  check_close(test::gathered(ember::eval(ember::transpose(ga))), test::gathered(ember::eval(ember::transpose(a))), 0);
+}
+
+TEST_CASE("GPU: QR (TSQR with cuSOLVER local factors, ScaLAPACK on host copies) and SVD match the host", "[.gpu]") {
+  REQUIRE(have_gpus());
+  const int P = ember::world().size();
+  // tall-skinny: TSQR with the local factor on the GPU
+  auto a = ember::random::randn<double>({200 * P, 16}, {.split = 0});
+  auto ga = a.to(ember::gpu);
+  auto [q, r] = ember::linalg::qr(a);
+  auto [gq, gr] = ember::linalg::qr(ga);
+  CHECK(gq.device() == ember::gpu);
+  CHECK(gr.device() == ember::gpu);
+  check_close(test::gathered(gr), test::gathered(r), 1e-10);
+  check_close(test::gathered(gq), test::gathered(q), 1e-10);
+  // Q^T Q = I and Q R = A, computed on the GPU arrays themselves
+  auto qtq = test::gathered(ember::eval(ember::matmul(ember::transpose(gq), gq)));
+  for (std::int64_t i = 0; i < 16; ++i)
+    for (std::int64_t j = 0; j < 16; ++j) CHECK(std::abs(qtq[std::size_t(i * 16 + j)] - (i == j ? 1.0 : 0.0)) < 1e-12);
+  check_close(test::gathered(ember::eval(ember::matmul(gq, gr))), test::gathered(a), 1e-12);
+  auto ronly = ember::linalg::qr(ga, {.mode = ember::linalg::qr_mode::r});
+  CHECK(!ronly.Q.valid());
+  check_close(test::gathered(ronly.R), test::gathered(r), 1e-10);
+  // square: ScaLAPACK on host copies, results back on the GPU
+  auto s = ember::random::randn<double>({48, 48}, {.split = 0});
+  auto [sq, sr] = ember::linalg::qr(s.to(ember::gpu));
+  auto [hq, hr] = ember::linalg::qr(s);
+  CHECK(sq.device() == ember::gpu);
+  check_close(test::gathered(sr), test::gathered(hr), 1e-10);
+  auto sv = ember::linalg::svd(ga);
+  auto hv = ember::linalg::svd(a);
+  CHECK(sv.S.device() == ember::gpu);
+  check_close(test::gathered(sv.S), test::gathered(hv.S), 1e-10);
+  CHECK(std::abs(ember::linalg::norm(ga) - ember::linalg::norm(a)) < 1e-9);
+}

@@ -312,8 +312,13 @@ TEST_CASE("GPU plans: reductions and argmax combine on the host, the result ends
           if (st.kind == K::fused_kernel || st.kind == K::gather_index) CHECK(st.on == ember::cpu);
         auto mm = gpu_plan(ember::matmul(x, ember::transpose(x)) + 1.0, P, kernels, mpi);
         check_residency(mm);
-        for (const auto& st : mm.steps)
-          if (st.kind == K::matmul || st.kind == K::transpose) CHECK(st.on == ember::cpu);
+        // cuBLAS (through the plugin, no nvcc needed) for local products and 2-D
+        // transposes; the distributed algorithms run on host copies
+        for (const auto& st : mm.steps) {
+          if (st.kind == K::transpose) CHECK(st.on == ember::gpu);
+          if (st.kind == K::matmul) CHECK((st.on == ember::gpu) == (st.product->alg == ember::matmul_algorithm::local));
+        }
+        if (P == 1) CHECK(count(mm, K::to_host) + count(mm, K::to_device) == (kernels ? 0 : 2));
         if (kernels && mpi) {
           CHECK(count(s, K::to_host) == 0);  // kernel and allreduce on the device
           CHECK(count(m, K::to_host) + count(m, K::to_device) == 0);

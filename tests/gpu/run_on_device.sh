@@ -34,7 +34,7 @@ grep -E "CUDA|Cuda compiler" "$logs/setup.log"
 
 echo "== build test_gpu, test_device, the plugin (-j$jobs)"
 tb=$(date +%s)
-timeout 360 ninja -C "$builddir" -j "$jobs" tests/gpu/test_gpu tests/test_device tests/gpu/test_device_cuda cuda/libember_cuda.so > "$logs/build.log" 2>&1 \
+timeout 360 ninja -C "$builddir" -j "$jobs" tests/gpu/test_gpu tests/test_device tests/gpu/test_device_cuda bench/bench_gpu cuda/libember_cuda.so > "$logs/build.log" 2>&1 \
   || { grep -E "error|FAILED" "$logs/build.log" | head -n 40; tail -n 20 "$logs/build.log"; fail "build"; }
 echo "built in $(( $(date +%s) - tb ))s"
 if grep -q "warning" "$logs/build.log"; then
@@ -61,6 +61,9 @@ done
 
 echo "== bandwidth (fused a*b + c*d - 2*e vs device-to-device copy, 2^28 doubles)"
 timeout 60 "$builddir/tests/gpu/test_gpu" "[bench]" | grep -E "^bench:|passed|failed"
+
+echo "== bench_gpu: fused vs D2D copy, matmul and QR vs raw cuBLAS/cuSOLVER, GPU vs host"
+OPENBLAS_NUM_THREADS="$jobs" timeout 240 "$builddir/bench/bench_gpu" 2>&1 | tail -n 12
 
 if [ "$rc" -eq 0 ] && [ "$drc" -eq 0 ]; then
   echo "RESULT: test_gpu and test_device passed on the GPU after $(elapsed)"
