@@ -511,20 +511,24 @@ void exchange::run_p2p(const communicator& comm, const char* src, char* dst) con
 }
 
 // run_p2p's staged path, one chunk of t.chunk_bytes per message, without MPI.
-void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream, std::size_t elem_size) {
-  run_cursor cur(t.segments, true, elem_size);
-  char* src = const_cast<char*>(static_cast<const char*>(src_buf));  // only read: pack = true
-  char* out = static_cast<char*>(stream);
+namespace {
+// The chunk loop shared by pack and unpack: `buf` is the sender's or receiver's
+// buffer, `stream` the byte stream, `pack` the direction.
+void stream_chunks(const exchange_transfer& t, char* buf, char* stream, std::size_t elem_size, bool pack) {
+  run_cursor cur(t.segments, pack, elem_size);
   for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
-    cur.transfer(src, out + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), true);
+    cur.transfer(buf, stream + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), pack);
+}
+}  // namespace
+
+void pack_transfer(const exchange_transfer& t, const void* src_buf, void* stream, std::size_t elem_size) {
+  // only read: pack = true
+  stream_chunks(t, const_cast<char*>(static_cast<const char*>(src_buf)), static_cast<char*>(stream), elem_size, true);
 }
 
 void unpack_transfer(const exchange_transfer& t, const void* stream, void* dst_buf, std::size_t elem_size) {
-  run_cursor cur(t.segments, false, elem_size);
-  char* in = const_cast<char*>(static_cast<const char*>(stream));  // only read: pack = false
-  char* dst = static_cast<char*>(dst_buf);
-  for (std::int64_t c = 0, n = t.messages(); c < n; ++c)
-    cur.transfer(dst, in + c * t.chunk_bytes, std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes), false);
+  // only read: pack = false
+  stream_chunks(t, static_cast<char*>(dst_buf), const_cast<char*>(static_cast<const char*>(stream)), elem_size, false);
 }
 
 std::vector<traffic> predict_exchange(const distribution& src, const distribution& dst, std::size_t elem_size) {

@@ -87,13 +87,13 @@ class Tally:
             self.failures.append(failure)
 
 
-def run_binary(tally, tmp, label, exe, b, p, timeout, extra_env=None, mpirun_args=()):
+def run_binary(tally, tmp, label, exe, b, p, timeout, extra_env=None, mpirun_args=(), args=()):
     prefix = os.path.join(tmp, f"{label}.{b}.np{p}")
     env = dict(os.environ, EMBER_TEST_REPORT=prefix, OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                EMBER_CHECK_PLANS="1")  # every evaluation checks that all ranks planned alike
     env.update(extra_env or {})
-    cmd = ["timeout", "-k", "10", str(timeout), "mpirun", "-n", str(p), "--oversubscribe", *mpirun_args, exe]
+    cmd = ["timeout", "-k", "10", str(timeout), "mpirun", "-n", str(p), "--oversubscribe", *mpirun_args, exe, *args]
     t0 = time.time()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     dt = time.time() - t0
@@ -114,14 +114,37 @@ def run_binary(tally, tmp, label, exe, b, p, timeout, extra_env=None, mpirun_arg
     print(f"{label:<8} {b:<24} np={p}  {np_pass:3d} passed {np_fail:3d} failed  {dt:6.1f}s  {status}", flush=True)
 
 
+def run_gpu_array_tests(tally, tmp, build, have_gpu):
+    """GPU arrays against host arrays (hidden [.gpu] cases of test_device and of
+    its nvcc twin test_device_cuda): at 1 and 2 ranks with a GPU; without one
+    their cases count as skipped, never as passed."""
+    for exe, b in [(os.path.join(build, "tests", "test_device"), "test_device"),
+                   (os.path.join(build, "tests", "gpu", "test_device_cuda"), "test_device_cuda")]:
+        if not os.path.exists(exe):
+            continue
+        if have_gpu:
+            for p in (1, 2):
+                run_binary(tally, tmp, "gpu", exe, b, p, 600, args=["[.gpu]"])
+            continue
+        names = subprocess.run([exe, "--list-test-names-only", "[.gpu]"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+        n = sum(1 for line in names.stdout.splitlines() if line.startswith("GPU:"))
+        if n:
+            tally.skipped += n
+            tally.skip_reasons.append(f"{b} [.gpu] cases: no GPU")
+        print(f"gpu      {b:<24} {n:3d} skipped (no GPU)", flush=True)
+
+
 def run_gpu_tests(tally, build):
     """The CUDA backend's unit tests (built when meson found nvcc): the [nodevice]
     cases count as passed; without a GPU the binary exits 77 and reports how many
-    [gpu] cases it did not run, which count as skipped, never as passed."""
+    [gpu] cases it did not run, which count as skipped, never as passed. Returns
+    whether a GPU ran them."""
     exe = os.path.join(build, "tests", "gpu", "test_gpu")
     if not os.path.exists(exe):
         print("gpu      test_gpu not built (no CUDA toolkit found by meson, or -Dcuda=disabled)", flush=True)
-        return
+        return False
     t0 = time.time()
     proc = subprocess.run(["timeout", "-k", "10", "900", exe], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
@@ -141,6 +164,7 @@ def run_gpu_tests(tally, build):
         tally.add(False, f"test_gpu: exit code {proc.returncode}\n" + out[-3000:])
         status = "FAILED"
     print(f"gpu      test_gpu                 {ran:3d} passed  {time.time() - t0:6.1f}s  {status}", flush=True)
+    return proc.returncode == 0 and ran > 0
 
 
 def main():
@@ -189,7 +213,7 @@ def main():
                 print(f"script   {name:<40} {time.time() - t0:6.1f}s  {'ok' if ok else 'FAILED'}", flush=True)
                 tally.add(ok, f"{name}: exit code {proc.returncode}\n" + proc.stdout[-3000:])
     if "release" in variants and not args.only:
-        run_gpu_tests(tally, args.build)
+        run_gpu_array_tests(tally, tmp, args.build, run_gpu_tests(tally, args.build))
     if "faults" in variants and not args.only:
         sys.path.insert(0, os.path.join(here, "faults"))
         import run as faults  # tests/faults/run.py
