@@ -156,3 +156,74 @@ TEST_CASE("GPU: QR (TSQR with cuSOLVER local factors, ScaLAPACK on host copies) 
   check_close(test::gathered(sv.S), test::gathered(hv.S), 1e-10);
   CHECK(std::abs(ember::linalg::norm(ga) - ember::linalg::norm(a)) < 1e-9);
 }
+
+TEST_CASE("GPU: every kind of expression step, dtype and layout matches the host", "[.gpu]") {
+  REQUIRE(have_gpus());
+  ember::random::seed(11);
+  auto x = ember::random::randn<double>({33, 7, 5}, {.split = 1});
+  auto y = ember::random::rand<float>({7, 5}, {.split = 0});
+  auto i = ember::arange<std::int64_t>(0, 35, 1, {.split = 0});
+  auto gx = x.to(ember::gpu);
+  auto gy = y.to(ember::gpu);
+  auto gi = i.to(ember::gpu);
+  // broadcasting, mixed dtypes, where/clip/astype/pow, comparisons
+  check_close(test::gathered(ember::eval(gx * gy + ember::where(gx > 0.0, gx, -gx))),
+              test::gathered(ember::eval(x * y + ember::where(x > 0.0, x, -x))), 1e-6);
+  check_close(test::gathered(ember::eval(ember::clip(gx, -0.5, 0.5) + ember::pow(ember::abs(gx), 1.5))),
+              test::gathered(ember::eval(ember::clip(x, -0.5, 0.5) + ember::pow(ember::abs(x), 1.5))));
+  check_close(test::gathered(ember::eval(ember::astype<float>(gi) * 0.5f)),
+              test::gathered(ember::eval(ember::astype<float>(i) * 0.5f)), 0);
+  // results with a requested split, reductions with keepdims, over several axes
+  check_close(test::gathered(ember::eval(gx + 1.0, {.split = 2})), test::gathered(ember::eval(x + 1.0, {.split = 2})));
+  check_close(test::gathered(ember::eval<3>(ember::sum(gx, 1, {.keepdims = true}))),
+              test::gathered(ember::eval<3>(ember::sum(x, 1, {.keepdims = true}))));
+  check_close(test::gathered(ember::eval<1>(ember::max(gx, {0, 2}))), test::gathered(ember::eval<1>(ember::max(x, {0, 2}))), 0);
+  check_close(test::gathered(ember::eval(ember::argmin(gx, 1))), test::gathered(ember::eval(ember::argmin(x, 1))), 0);
+  CHECK(ember::argmax(gi) == ember::argmax(i));
+  CHECK(std::abs(ember::mean(gx) - ember::mean(x)) < 1e-12);
+  CHECK(std::abs(ember::var(gx) - ember::var(x)) < 1e-12);
+  CHECK(ember::all(gi >= std::int64_t(0)) == true);
+  // assignment of another dtype into an existing GPU array, and a GPU expression
+  // assigned to a host array: the name is rebound to a GPU result
+  auto gf = ember::zeros<float>({7, 5}, {.split = 0, .device = ember::gpu});
+  const void* id = gf.identity();
+  gf = gy * 2.0;
+  CHECK(gf.identity() == id);
+  check_close(test::gathered(gf), test::gathered(ember::eval(y * 2.0f)), 1e-6);
+  ember::dndarray<float, 2> h = ember::zeros<float>({7, 5}, {.split = 0});
+  h = gy + 1.0f;
+  CHECK(h.device() == ember::gpu);
+  // moves of GPU arrays in every direction, balance and move_to
+  auto m = gx.copy();
+  m.resplit_(0);
+  m.resplit_(2);
+  m.balance_();
+  CHECK(m.device() == ember::gpu);
+  check_close(test::gathered(m), test::gathered(x), 0);
+  auto target = ember::layout::balanced({33, 7, 5}, 0, ember::world().size());
+  check_close(test::gathered(gx.moved_to(target)), test::gathered(x), 0);
+  auto ex = ember::explain(gx + gy);
+  CHECK(ex.copy_bytes() > 0);
+}
+
+TEST_CASE("GPU: the other linear algebra runs on host copies and returns GPU arrays", "[.gpu]") {
+  REQUIRE(have_gpus());
+  const std::int64_t n = 24;
+  auto b0 = ember::random::randn<double>({n, n}, {.split = 0});
+  auto spd = ember::eval(ember::matmul(b0, ember::transpose(b0)) + double(n));  // symmetric positive definite
+  auto rhs = ember::random::randn<double>({n, 3}, {.split = 0});
+  auto gs = spd.to(ember::gpu), gr = rhs.to(ember::gpu);
+  auto x = ember::linalg::solve(gs, gr);
+  CHECK(x.device() == ember::gpu);
+  check_close(test::gathered(x), test::gathered(ember::linalg::solve(spd, rhs)), 1e-10);
+  CHECK_THROWS_AS(ember::linalg::solve(gs, rhs), ember::value_error);
+  auto l = ember::linalg::cholesky(gs);
+  CHECK(l.device() == ember::gpu);
+  check_close(test::gathered(l), test::gathered(ember::linalg::cholesky(spd)), 1e-10);
+  auto e = ember::linalg::eigh(gs);
+  check_close(test::gathered(e.eigenvalues), test::gathered(ember::linalg::eigh(spd).eigenvalues), 1e-9);
+  auto tall = ember::random::randn<double>({40 * ember::world().size(), 6}, {.split = 0});
+  auto hs = ember::linalg::hsvd_rank(tall.to(ember::gpu), 3);
+  CHECK(hs.S.device() == ember::gpu);
+  check_close(test::gathered(hs.S), test::gathered(ember::linalg::hsvd_rank(tall, 3).S), 1e-9);
+}
