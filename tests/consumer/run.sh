@@ -99,7 +99,11 @@ mode_installed() {
   local prefix="$work/prefix" ebuild="$work/ember-build"
   step installed-ember-setup timeout 600 meson setup "$ebuild" "$ember_root" \
       --prefix="$prefix" --buildtype=release || return 1
-  step installed-ember-build timeout 600 meson compile -C "$ebuild" ember || return 1
+  # the library, and the CUDA plugin when the build has one (nvcc found): the
+  # install puts it next to libember.so, where libember looks for it
+  local targets=(ember)
+  grep -q '^build cuda/libember_cuda.so:' "$ebuild/build.ninja" && targets+=(cuda/ember_cuda)
+  step installed-ember-build timeout 600 meson compile -C "$ebuild" "${targets[@]}" || return 1
   step installed-ember-install timeout 600 meson install -C "$ebuild" --no-rebuild || return 1
 
   local pc

@@ -97,7 +97,7 @@ build_targets() {
     nice -n 10 "$cxx" "${flags[@]}" $mpi $cflags -fno-sanitize-recover=all -c "$f" -o "$o" \
         >>"$work/planner.log" 2>&1 & pids+=($!)
   done
-  for f in runtime/communicator.cpp runtime/memory.cpp runtime/scalapack.cpp runtime/lapack.cpp runtime/failure.cpp; do
+  for f in runtime/communicator.cpp runtime/memory.cpp runtime/scalapack.cpp runtime/lapack.cpp runtime/failure.cpp runtime/device.cpp; do
     [[ -f $f ]] || continue
     o="$work/pobj/$(basename "$f" .cpp).o"; objs+=("$o")
     # shellcheck disable=SC2086
