@@ -248,6 +248,22 @@ void check_plan(const graph& g, const plan& p, const std::optional<layout>& targ
     ready[std::size_t(s.output)] = 1;
   }
   if (!ready[std::size_t(p.result)]) TRAP();
+  // GPU plans: every value a step reads lives on the side the step runs on (a
+  // copy reads from the other side), and the result ends where the leaves are.
+  if (p.value_device.size() != p.values.size() || p.device != g.device) TRAP();
+  for (int v : p.leaf_value)
+    if (v >= 0 && p.value_device[std::size_t(v)] != g.device) TRAP();
+  for (const auto& s : p.steps) {
+    const bool copy = s.kind == step_kind::to_host || s.kind == step_kind::to_device;
+    if (copy && (g.device == ember::device_kind::cpu || s.on != (s.kind == step_kind::to_device ? ember::gpu : ember::cpu)))
+      TRAP();
+    const auto side = copy ? (s.on == ember::gpu ? ember::cpu : ember::gpu) : s.on;
+    if (s.input >= 0 && p.value_device[std::size_t(s.input)] != side) TRAP();
+    for (auto [node, v] : s.bindings)
+      if (p.value_device[std::size_t(v)] != side) TRAP();
+    if (p.value_device[std::size_t(s.output)] != s.on) TRAP();
+  }
+  if (p.value_device[std::size_t(p.result)] != g.device) TRAP();
 }
 
 }  // namespace
@@ -330,6 +346,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   std::optional<layout> target;
   if (r.pick(3) == 0) target = b.random_layout(b.g.nodes[0].shape);
+  if (r.pick(3) == 0) {  // the arrays on the GPU, evaluated by g++ or nvcc code, with or without CUDA-aware MPI
+    b.g.device = ember::gpu;
+    b.g.device_kernels = r.pick(2) != 0;
+    b.g.device_mpi = r.pick(2) != 0;
+  }
   try {
     const plan p = make_plan(b.g, target, true);
     check_plan(b.g, p, target);
