@@ -202,11 +202,15 @@ void run_reduction(Ev ev, Acc* out, const space<MR>& sp, const std::array<bool, 
       return cub::DeviceReduce::TransformReduce(temp, temp_bytes, first, out, per_out, combine_op<Op, Acc>{}, value,
                                                 Op::template identity<Acc>(), s);
     };
-    if (reduce(nullptr) != cudaSuccess) check_launch("ember: fused reduction (CUB workspace query)");
+    auto check = [](cudaError_t e, const char* what) {
+      if (e != cudaSuccess)
+        throw device_error(std::string("ember: fused reduction (cub::DeviceReduce::TransformReduce") + what + "): " +
+                               cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
+                           int(e));
+    };
+    check(reduce(nullptr), ", workspace query");  // returns the error; it launches nothing
     auto temp = g.allocate(temp_bytes > 0 ? temp_bytes : 1);  // stream-ordered: freed after the kernel
-    const cudaError_t e = reduce(temp.get());
-    if (e != cudaSuccess)
-      throw device_error(std::string("ember: fused reduction (cub::DeviceReduce::Reduce): ") + cudaGetErrorName(e), int(e));
+    check(reduce(temp.get()), "");
     return;
   }
   reduce_blocks<Op, MR><<<grid_for(nout * block_threads), block_threads, 0, s>>>(ev, out, sp, kept, nk, reduced, nr,

@@ -735,6 +735,8 @@ class executor {
   }
 
   void run_combine(const planner::step& s) {
+    // a CUDA-aware MPI reads device memory: the kernel that wrote it must be done
+    if (s.on == device_kind::gpu) gpu_or_throw("ember: a device allreduce").synchronize();
     visit_reduction(e_, 0, s.node, [&](const auto& r) {
       using R = std::remove_cvref_t<decltype(r)>;
       using Op = decltype(r.op_tag());

@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../runtime/failure.hpp"
 #include "../runtime/lapack.hpp"
 #include "bridge.hpp"
 #include "types.hpp"
@@ -396,7 +397,7 @@ qr_result<T> qr_tsqr(const dndarray<T, 2>& a, const qr_options& o) {
 // Q_local S_local written row-major into Q's device block. The block crosses the
 // host-device link only as R (n x n down) and S_local (n x n up).
 template <class T>
-qr_result<T> qr_tsqr_device(const dndarray<T, 2>& a, const qr_options& o) {
+qr_result<T> qr_tsqr_device_steps(const dndarray<T, 2>& a, const qr_options& o) {
   auto& g = ember::detail::gpu_or_throw("ember::linalg::qr");
   const auto& comm = a.comm();
   const std::int64_t n = a.shape()[1], rows = a.lshape()[0];
@@ -424,6 +425,19 @@ qr_result<T> qr_tsqr_device(const dndarray<T, 2>& a, const qr_options& o) {
   g.gemm(code, true, true, n, rows, n, 1.0, sd.get(), n, cm.get(), rows, 0.0, q.lstorage(), n);
   g.synchronize();
   return {q, r.to(device_kind::gpu)};
+}
+
+template <class T>
+qr_result<T> qr_tsqr_device(const dndarray<T, 2>& a, const qr_options& o) {
+  // A CUDA error or an exhausted pool on one rank would leave the others in the
+  // tree's messages: the local-failure policy (runtime/failure.hpp) aborts the job
+  // with a message instead (one rank: the exception is rethrown).
+  qr_result<T> out;
+  failure::operation_scope scope;
+  const int ordinal = failure::begin_operation(1);
+  failure::guarded_step(a.comm(), ordinal, {"qr", 1, 1, "tsqr with GPU local factors", ""},
+                        [&] { out = qr_tsqr_device_steps(a, o); });
+  return out;
 }
 
 // The signs of R's diagonal, replicated (R may be split: each rank contributes the

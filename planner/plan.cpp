@@ -718,10 +718,12 @@ std::int64_t max_local_bytes(const layout& l, std::int64_t elem) {
 // GPU plans: every step gets the device it runs on, and values that a step needs
 // on the other side of the host-device link get a to_host/to_device step first
 // (one copy per value and direction, reused while the value is unchanged). Fused
-// kernels run on the GPU when the evaluating code was compiled by nvcc; moves
-// and collectives run on the GPU's data only with a CUDA-aware MPI; everything
-// else (argmin/argmax combination, matmul, transpose) runs on the host. The
-// result ends on the device. The layout choice is the CPU planner's: the copies
+// kernels run on the GPU when the evaluating code was compiled by nvcc; local
+// products and 2-D transposes on cuBLAS; moves that send nothing as device
+// copies; moves and collectives that send, on the GPU's data only when
+// g.device_mpi says MPI is CUDA-aware (no build sets it yet: the runtime's GPU
+// exchange stages through host memory either way); argmin/argmax combination on
+// the host. The result ends on the device. The layout choice is the CPU planner's: the copies
 // cost the same whichever layout a group iterates in, so they do not change it.
 void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_rank) {
   p.device = g.device;

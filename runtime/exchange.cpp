@@ -399,6 +399,10 @@ static bool single_run(const exchange_segment& s, std::size_t elem, std::int64_t
 bool exchange::device_local_copies(detail::device_backend& g, const char* src, char* dst) const {
   // Nothing to send or receive and every local segment one contiguous run: the
   // move is a few device-to-device copies (a resplit or gather on one rank).
+  if (method_ == exchange_method::allgather && nranks_ == 1) {  // the whole block, as it is
+    g.copy(dst, src + ag_src_offset_ * std::int64_t(elem_), std::size_t(ag_mine_) * elem_);
+    return true;
+  }
   if (method_ != exchange_method::point_to_point || !sends_.empty() || !recvs_.empty()) return false;
   std::int64_t so = 0, d_o = 0, b = 0;
   for (const auto& s : self_)
