@@ -17,16 +17,10 @@ void check_blas(cublasStatus_t st, const char* what) {
 
 // The current device's handle, bound to stream s.
 cublasHandle_t handle(stream_t s) {
-  const int d = detail::resolve(-1);
-  auto& st = detail::state(d);
-  std::call_once(st.blas_once, [&] {
-    cublasHandle_t h = nullptr;
-    check_blas(cublasCreate(&h), "cublasCreate");
-    st.blas = h;
-  });
-  auto h = static_cast<cublasHandle_t>(st.blas);
-  check_blas(cublasSetStream(h, s), "cublasSetStream");
-  return h;
+  return detail::library_handle<cublasHandle_t>(
+      &detail::per_device::blas_once, &detail::per_device::blas,
+      [](cublasHandle_t* h) { check_blas(cublasCreate(h), "cublasCreate"); },
+      [&](cublasHandle_t h) { check_blas(cublasSetStream(h, s), "cublasSetStream"); });
 }
 
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }

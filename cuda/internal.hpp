@@ -25,4 +25,20 @@ int resolve(int device);
 // The state of a resolved device (never destroyed, like the streams it holds).
 per_device& state(int device);
 
+// A library handle (cuBLAS, cuSOLVER) of the current device: created once per
+// device by create(H*) into the per_device slot `slot` (guarded by `once`), then
+// bound by bind(H) to the caller's stream on every use.
+template <class H, class Create, class Bind>
+H library_handle(std::once_flag per_device::*once, void* per_device::*slot, Create&& create, Bind&& bind) {
+  auto& st = state(resolve(-1));
+  std::call_once(st.*once, [&] {
+    H h = nullptr;
+    create(&h);
+    st.*slot = h;
+  });
+  auto h = static_cast<H>(st.*slot);
+  bind(h);
+  return h;
+}
+
 }  // namespace ember::cuda::detail

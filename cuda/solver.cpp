@@ -34,16 +34,10 @@ void check_solver(cusolverStatus_t st, const std::string& what) {
 
 // The current device's handle, bound to stream s.
 cusolverDnHandle_t handle(stream_t s) {
-  const int d = detail::resolve(-1);
-  auto& st = detail::state(d);
-  std::call_once(st.solver_once, [&] {
-    cusolverDnHandle_t h = nullptr;
-    check_solver(cusolverDnCreate(&h), "cusolverDnCreate");
-    st.solver = h;
-  });
-  auto h = static_cast<cusolverDnHandle_t>(st.solver);
-  check_solver(cusolverDnSetStream(h, s), "cusolverDnSetStream");
-  return h;
+  return detail::library_handle<cusolverDnHandle_t>(
+      &detail::per_device::solver_once, &detail::per_device::solver,
+      [](cusolverDnHandle_t* h) { check_solver(cusolverDnCreate(h), "cusolverDnCreate"); },
+      [&](cusolverDnHandle_t h) { check_solver(cusolverDnSetStream(h, s), "cusolverDnSetStream"); });
 }
 
 // Argument checks in LAPACK's terms: "<routine>: argument <i> (<name> = v) ...".
@@ -108,6 +102,20 @@ T* tag() {
   return nullptr;
 }
 
+// cuSOLVER's calling pattern: ask for the workspace size, take the workspace
+// from the pool, run, read devInfo (synchronizes), report a positive one as
+// `failure`. query(int* lwork) and run(T* work, int lwork, int* info) return the
+// cuSOLVER status.
+template <class T, class Query, class Run>
+void with_workspace(const char* routine, stream_t st, const char* failure, Query&& query, Run&& run) {
+  int lwork = 0;
+  check_solver(query(&lwork), std::string(routine) + " (bufferSize)");
+  auto work = device_allocate_n<T>(lwork > 0 ? lwork : 1);
+  dev_info info;
+  check_solver(run(work.get(), lwork, info.get()), routine);
+  check_info(info.read(st), routine, failure);
+}
+
 }  // namespace
 
 template <class T>
@@ -116,12 +124,9 @@ void geqrf(std::int64_t m64, std::int64_t n64, T* a, std::int64_t lda64, T* tau,
   const int m = c.extent(1, "m", m64), n = c.extent(2, "n", n64), lda = c.ld(4, "lda", lda64, m64);
   if (m == 0 || n == 0) return;
   auto h = handle(st);
-  int lwork = 0;
-  check_solver(geqrf_buf(tag<T>(), h, m, n, a, lda, &lwork), std::string(c.routine) + " (bufferSize)");
-  auto work = device_allocate_n<T>(lwork > 0 ? lwork : 1);
-  dev_info info;
-  check_solver(geqrf_run(tag<T>(), h, m, n, a, lda, tau, work.get(), lwork, info.get()), c.routine);
-  check_info(info.read(st), c.routine, "failed");
+  with_workspace<T>(
+      c.routine, st, "failed", [&](int* lw) { return geqrf_buf(tag<T>(), h, m, n, a, lda, lw); },
+      [&](T* w, int lw, int* info) { return geqrf_run(tag<T>(), h, m, n, a, lda, tau, w, lw, info); });
 }
 
 template <class T>
@@ -134,12 +139,9 @@ void orgqr(std::int64_t m64, std::int64_t n64, std::int64_t k64, T* a, std::int6
   if (k > n) c.bad(3, "k", k, "exceeds n = " + std::to_string(n));
   if (n == 0) return;
   auto h = handle(st);
-  int lwork = 0;
-  check_solver(orgqr_buf(tag<T>(), h, m, n, k, a, lda, tau, &lwork), std::string(c.routine) + " (bufferSize)");
-  auto work = device_allocate_n<T>(lwork > 0 ? lwork : 1);
-  dev_info info;
-  check_solver(orgqr_run(tag<T>(), h, m, n, k, a, lda, tau, work.get(), lwork, info.get()), c.routine);
-  check_info(info.read(st), c.routine, "failed");
+  with_workspace<T>(
+      c.routine, st, "failed", [&](int* lw) { return orgqr_buf(tag<T>(), h, m, n, k, a, lda, tau, lw); },
+      [&](T* w, int lw, int* info) { return orgqr_run(tag<T>(), h, m, n, k, a, lda, tau, w, lw, info); });
 }
 
 namespace {
@@ -214,12 +216,10 @@ void syevd(char jobz, char uplo, std::int64_t n64, T* a, std::int64_t lda64, T* 
   const cusolverEigMode_t mode = jobz == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cublasFillMode_t fill = uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
   auto h = handle(st);
-  int lwork = 0;
-  check_solver(syevd_buf(tag<T>(), h, mode, fill, n, a, lda, w, &lwork), std::string(c.routine) + " (bufferSize)");
-  auto work = device_allocate_n<T>(lwork > 0 ? lwork : 1);
-  dev_info info;
-  check_solver(syevd_run(tag<T>(), h, mode, fill, n, a, lda, w, work.get(), lwork, info.get()), c.routine);
-  check_info(info.read(st), c.routine, "the eigenvalue iteration did not converge");
+  with_workspace<T>(
+      c.routine, st, "the eigenvalue iteration did not converge",
+      [&](int* lw) { return syevd_buf(tag<T>(), h, mode, fill, n, a, lda, w, lw); },
+      [&](T* wk, int lw, int* info) { return syevd_run(tag<T>(), h, mode, fill, n, a, lda, w, wk, lw, info); });
 }
 
 #define EMBER_CUDA_SOLVER(T)                                                                                    \
