@@ -52,6 +52,11 @@ inline constexpr bool device_kernels_v = std::is_same_v<Code, cuda_code>;
 // already has the expression's shape, otherwise into new storage.
 template <class Code, class T, int N, class E>
 void assign_expression(dndarray<T, N>& dst, const E& e);
+// `a`'s values in `d` memory (`a` itself when there already), without the
+// collective device check: for callers that made it (to(), the factories) or
+// whose arrays prove it (results of a GPU array's linear algebra).
+template <dtype T, int N>
+dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d);
 }  // namespace detail
 
 // A GPU block as a typed view: the device pointer and the local shape. For CUDA
@@ -169,10 +174,7 @@ class dndarray {
   // rank throws ember::device_error naming the ranks without one.
   dndarray to(device_kind d) const {
     if (d == device_kind::gpu) detail::require_gpu(comm(), "ember::dndarray::to(ember::gpu)");
-    if (d == device()) return *this;
-    dndarray r(st().lay, st().comm, d);
-    detail::copy_between(r.lstorage(), d, lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
-    return r;
+    return detail::on_device(*this, d);
   }
 
   // ---- redistribution: every one of these is the exchange engine ----
@@ -319,6 +321,16 @@ class dndarray {
                         " ranks used on a communicator of " + std::to_string(c.size()) + " ranks");
   }
 };
+
+namespace detail {
+template <dtype T, int N>
+dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d) {
+  if (d == a.device()) return a;
+  dndarray<T, N> r(a.distribution(), a.comm(), d);
+  copy_between(r.lstorage(), d, a.lstorage(), a.device(), a.lnumel() * std::int64_t(sizeof(T)));
+  return r;
+}
+}  // namespace detail
 
 // Out-of-place versions: the input is unchanged, the result has its own storage.
 template <dtype T, int N>

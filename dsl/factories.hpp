@@ -46,7 +46,8 @@ index_vec to_index_vec(const std::array<std::int64_t, N>& s) {
 
 // A new array for a factory: validated, then (for {.device = ember::gpu}) the
 // collective device check. The block is on the host when `filled_on_host` (the
-// factory fills it there and finish() uploads it), otherwise on the device.
+// factory fills it there and on_device() uploads it: make() checked the device
+// on every rank already), otherwise on the device.
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory_options& o,
                          bool filled_on_host = true) {
@@ -59,11 +60,6 @@ dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory
   if (o.device == device_kind::gpu) require_gpu(c, "ember: a factory with {.device = ember::gpu}");
   return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c,
                              filled_on_host ? device_kind::cpu : o.device);
-}
-// The filled host array where the options want it.
-template <dtype T, int N>
-dndarray<T, N> finish(const dndarray<T, N>& a, device_kind d) {
-  return d == a.device() ? a : a.to(d);
 }
 
 // Calls f(local pointer, count, first global linear index) for each run of the
@@ -98,7 +94,7 @@ template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::int64_t (&shape)[N], T value, const factory_options& o = {}) {
   auto a = detail::make<T>(std::to_array(shape), o);
   detail::fill_value(a, value);
-  return detail::finish(a, o.device);
+  return detail::on_device(a, o.device);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> zeros(const std::int64_t (&shape)[N], const factory_options& o = {}) {
@@ -117,7 +113,7 @@ template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o = {}) {
   auto a = detail::make<T>(shape, o);
   detail::fill_value(a, value);
-  return detail::finish(a, o.device);
+  return detail::on_device(a, o.device);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> zeros(const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
@@ -138,7 +134,7 @@ template <dtype T, int N>
 dndarray<T, N> full_like(const dndarray<T, N>& a, T value) {
   dndarray<T, N> r(a.distribution(), a.comm());
   detail::fill_value(r, value);
-  return detail::finish(r, a.device());
+  return detail::on_device(r, a.device());
 }
 template <dtype T, int N>
 dndarray<T, N> zeros_like(const dndarray<T, N>& a) {
@@ -157,7 +153,7 @@ dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_
   const double n = std::ceil((stop - start) / step);
   auto a = detail::make<T>(std::array<std::int64_t, 1>{n > 0 ? std::int64_t(n) : 0}, o);
   detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });
-  return detail::finish(a, o.device);
+  return detail::on_device(a, o.device);
 }
 template <dtype T = std::int64_t>
 dndarray<T, 1> arange(double stop, const factory_options& o = {}) {
@@ -181,7 +177,7 @@ dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linsp
     if (o.endpoint && num > 1 && i == num - 1) return T(stop);
     return T(start + double(i) * step);
   });
-  return detail::finish(a, o.device);
+  return detail::on_device(a, o.device);
 }
 
 // n x m identity-like matrix with ones on diagonal k.
@@ -191,7 +187,7 @@ dndarray<T, 2> eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt,
   const std::int64_t cols = m.value_or(n);
   auto a = detail::make<T>(std::array<std::int64_t, 2>{n, cols}, o);
   detail::fill_by_index(a, [&](std::int64_t g) { return T(g % std::max<std::int64_t>(cols, 1) - g / std::max<std::int64_t>(cols, 1) == k ? 1 : 0); });
-  return detail::finish(a, o.device);
+  return detail::on_device(a, o.device);
 }
 template <dtype T = double>
 dndarray<T, 2> eye(std::int64_t n, const factory_options& o) {
@@ -292,7 +288,7 @@ dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape
     auto host = o;
     host.device = device_kind::cpu;
     require_gpu(c, "ember::array with {.device = ember::gpu}");
-    return from_data<T, N>(data, shape, host, nvalues).to(device_kind::gpu);
+    return on_device(from_data<T, N>(data, shape, host, nvalues), device_kind::gpu);
   }
   std::int64_t n = 1;
   for (auto s : shape) n *= s;

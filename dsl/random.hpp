@@ -32,10 +32,10 @@ inline void set_state(const rng::stream& s) { detail::state() = s; }
 template <class T = double, std::size_t N>
   requires std::is_floating_point_v<T>
 dndarray<T, int(N)> normal(double mean, double stddev, const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
-  auto a = ember::detail::make<T>(shape, o);  // on the host; finish() uploads for {.device = gpu}
+  auto a = ember::detail::make<T>(shape, o);  // on the host; on_device() uploads for {.device = gpu}
   const auto s = detail::next_stream();
   ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_normal(p, n, s, g, T(mean), T(stddev)); });
-  return ember::detail::finish(a, o.device);
+  return ember::detail::on_device(a, o.device);
 }
 template <class T = double, std::size_t N>
   requires std::is_floating_point_v<T>
@@ -45,10 +45,10 @@ dndarray<T, int(N)> randn(const std::array<std::int64_t, N>& shape, const factor
 template <class T = double, std::size_t N>
   requires std::is_floating_point_v<T>
 dndarray<T, int(N)> uniform(double low, double high, const std::array<std::int64_t, N>& shape, const factory_options& o = {}) {
-  auto a = ember::detail::make<T>(shape, o);  // on the host; finish() uploads for {.device = gpu}
+  auto a = ember::detail::make<T>(shape, o);  // on the host; on_device() uploads for {.device = gpu}
   const auto s = detail::next_stream();
   ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_uniform(p, n, s, g, T(low), T(high)); });
-  return ember::detail::finish(a, o.device);
+  return ember::detail::on_device(a, o.device);
 }
 // Uniform on [0, 1).
 template <class T = double, std::size_t N>
@@ -64,10 +64,10 @@ dndarray<T, int(N)> randint(std::int64_t low, std::int64_t high, const std::arra
   if (high <= low)
     throw value_error("ember::random::randint: low (" + std::to_string(low) + ") must be below high (" +
                       std::to_string(high) + ")");
-  auto a = ember::detail::make<T>(shape, o);  // on the host; finish() uploads for {.device = gpu}
+  auto a = ember::detail::make<T>(shape, o);  // on the host; on_device() uploads for {.device = gpu}
   const auto s = detail::next_stream();
   ember::detail::fill_runs(a, [&](T* p, std::int64_t n, std::int64_t g) { rng::fill_randint(p, n, s, g, low, high); });
-  return ember::detail::finish(a, o.device);
+  return ember::detail::on_device(a, o.device);
 }
 
 // The same with braced shapes: randn<double>({7, 4, 3}, {.split = 0}).

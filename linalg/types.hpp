@@ -34,11 +34,11 @@ struct svd_result {
 namespace impl {
 // GPU arrays in the host algorithms (ScaLAPACK, the LAPACK trees of TSQR-SVD and
 // hsvd): the operands are copied to the host, the results back to the device.
-// Every rank does the same (the device is replicated metadata), so the copies'
-// collective device checks agree.
+// Every rank does the same (the device is replicated metadata); the operand was
+// a GPU array, so every rank has a device and no collective check is repeated.
 template <class T, int N>
 dndarray<T, N> on(const dndarray<T, N>& r, device_kind d) {
-  return r.valid() && r.device() != d ? r.to(d) : r;
+  return r.valid() ? ember::detail::on_device(r, d) : r;
 }
 template <class R>
 R results_on(R r, device_kind d) {
