@@ -1,6 +1,7 @@
 // Foundation benchmarks (issue: resplit, gather-to-none, randn, resplit memory).
 // Run with `.ci/ember.sh bench` (2 ranks). Every figure is a ratio against a
 // baseline written by hand with raw MPI in the same run.
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -103,6 +104,23 @@ int main(int argc, char** argv) {
     bench::report(rank, "resplit peak extra RSS / local block", ex_max, "<=", 1.0 + 2 * staging + 0.05,
                   "local block " + std::to_string(local >> 20) + " MiB, staging bound " +
                       std::to_string(ember::config().staging_bytes >> 20) + " MiB per direction");
+  }
+
+  // ---- the agreement of a collective entry point (issue 22), default on ----
+  // A small factory with the agreement (one allreduce of four int64) against
+  // the same factory with EMBER_CHECK_REPLICATED=0; and against a 1 MiB-per-rank
+  // factory, where the agreement is part of an allocation anyway.
+  {
+    auto small = [] { auto z = ember::zeros<double>({1024}, {.split = 0}); };
+    auto large = [&] { auto z = ember::zeros<double>({std::int64_t(P) << 17}, {.split = 0}); };
+    setenv("EMBER_CHECK_REPLICATED", "0", 1);
+    const auto off = bench::time_interleaved(comm, 200, {small, large});
+    unsetenv("EMBER_CHECK_REPLICATED");
+    const auto on = bench::time_interleaved(comm, 200, {small, large});
+    bench::report(rank, "agreement: zeros(1024) checked / unchecked", on[0] / off[0], "<=", 3.0,
+                  "+" + std::to_string((on[0] - off[0]) * 1e6) + " us per entry point");
+    bench::report(rank, "agreement: zeros(1 MiB/rank) checked / unchecked", on[1] / off[1], "<=", 1.1,
+                  "unchecked " + std::to_string(off[1] * 1e6) + " us");
   }
   return 0;
 }

@@ -100,15 +100,15 @@ dndarray<T, N> from_root(const T* data, std::int64_t nvalues, const std::array<s
     if (sh[std::size_t(d)] < 0)
       throw value_error("ember::array(root=" + std::to_string(root) + "): negative extent in the root's shape " +
                         shape_str(sh));
-    n *= sh[std::size_t(d)];
   }
+  n = checked_numel(sh, "ember::array(root=" + std::to_string(root) + ")");
   if (rec[2] != n)
     throw shape_error("ember::array(root=" + std::to_string(root) + "): the root's " + std::to_string(rec[2]) +
                       " values do not fill its shape " + shape_str(sh));
   if (split) check_axis(*split, N, "array(root)");
   const index_vec gs(sh.begin(), sh.end());
   if (!split) {
-    dndarray<T, N> a(replicated_layout(gs, c.size()), c);
+    auto a = agreed_array<T, N>(replicated_layout(gs, c.size()), c, "ember::array(root)");
     if (c.rank() == root && n > 0) std::memcpy(a.ldata(), data, std::size_t(n) * sizeof(T));
     if (c.size() > 1) bcast_elems(a.ldata(), n, root, c);
     return a;
@@ -117,7 +117,7 @@ dndarray<T, N> from_root(const T* data, std::int64_t nvalues, const std::array<s
   index_vec ext(std::size_t(c.size()), 0);
   ext[std::size_t(root)] = gs[std::size_t(*split)];
   const layout on_root(gs, split, ext);
-  dndarray<T, N> a(layout::balanced(gs, split, c.size()), c);
+  auto a = agreed_array<T, N>(layout::balanced(gs, split, c.size()), c, "ember::array(root)");
   exchange(on_root, a.distribution(), c.rank(), sizeof(T)).run(c, data, a.ldata());
   return a;
 }

@@ -20,6 +20,7 @@
 
 #include <unsupported/Eigen/CXX11/Tensor>
 
+#include "../runtime/checked.hpp"
 #include "../runtime/communicator.hpp"
 #include "../runtime/device.hpp"
 #include "../runtime/exchange.hpp"
@@ -113,7 +114,7 @@ class dndarray {
   // ember::gpu the caller has checked with detail::require_gpu that every rank
   // has a device).
   dndarray(const ember::layout& l, const communicator& c, device_kind d = device_kind::cpu)
-      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, allocate_block(l.local_size(c.rank()), d), d}))) {}
+      : s_((check_layout(l, c), std::make_shared<state>(state{l, c, allocate_block(l, c.rank(), d), d}))) {}
 
   // ---- metadata (replicated: identical on every rank) ----
   shape_type shape() const { return to_shape(st().lay.shape()); }
@@ -124,7 +125,11 @@ class dndarray {
     return m;
   }
   split_axis split() const { return st().lay.split(); }
-  const communicator& comm() const { return st().comm; }
+  // comm() and distribution() are what operations of several ranks read: on a
+  // null handle they end the job at P > 1 (detail::null_handle) rather than
+  // throw on one rank while its peers wait in a collective. The other queries
+  // throw ember::error.
+  const communicator& comm() const { return op_st("ember::dndarray::comm").comm; }
   std::int64_t numel() const { return st().lay.numel(); }
   std::int64_t lnumel() const { return st().lay.local_size(rank()); }
   static constexpr int ndim() { return N; }
@@ -133,7 +138,7 @@ class dndarray {
   bool is_balanced() const { return st().lay.is_balanced(); }
   // Offset of this rank's block along the split axis (0 when not split).
   std::int64_t loffset() const { return st().lay.offset(rank()); }
-  const ember::layout& distribution() const { return st().lay; }
+  const ember::layout& distribution() const { return op_st("ember::dndarray::distribution").lay; }
   // Identity of the array (shared by every copy of the handle): expressions use it
   // to tell an array read twice from two arrays.
   const void* identity() const { return s_.get(); }
@@ -163,8 +168,11 @@ class dndarray {
   const std::shared_ptr<T[]>& lstorage_handle() const { return st().data; }
 
   // ---- copies ----
+  // Allocation is agreed across ranks (one out of memory: memory_error on every rank).
   dndarray copy() const {
-    dndarray r(st().lay, st().comm, device());
+    const auto& c = comm();
+    dndarray r = detail::agreed_entry(c, {"ember::dndarray::copy", "array", st().lay.hash(), [&] { return describe(); }},
+                                      [&] { return dndarray(st().lay, c, device()); });
     detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
     return r;
   }
@@ -178,33 +186,35 @@ class dndarray {
   }
 
   // ---- redistribution: every one of these is the exchange engine ----
-  // The arguments (target map, axis, layout) must be the same on every rank; with
-  // EMBER_CHECK_REPLICATED=1 that is checked first (runtime/communicator.hpp).
+  // The arguments (target map, axis, layout) must be the same on every rank.
+  // Each move opens with one small collective (detail::agreed_entry) that checks
+  // this, and that every rank could allocate its destination block, so bad or
+  // rank-dependent arguments and one rank out of memory are the same error on
+  // every rank (EMBER_CHECK_REPLICATED=0 skips it).
   // Same split axis, new per-rank extents; `target_map` has one row per rank, the
   // lshape that rank should hold (Heat's redistribute_).
   void redistribute_(const map_type& target_map) {
-    check_same_map(target_map, "ember::redistribute_");
-    move_unchecked(redistribute_target(target_map));
+    move_in_place(map_entry(target_map, "ember::redistribute_"), [&] { return redistribute_target(target_map); });
   }
   // New split axis (balanced), or ember::none to replicate the whole array on
   // every rank. Resplitting a replicated array only keeps each rank's slice.
   // As in Heat, resplitting to the current axis changes nothing.
   void resplit_(split_axis axis) {
-    check_same_axis(axis, "ember::resplit_");
-    move_unchecked(resplit_target(axis));
+    move_in_place(axis_entry(axis, "ember::resplit_"), [&] { return resplit_target(axis); });
   }
   // Heat's balanced block split along the current split axis.
-  void balance_() { move_unchecked(ember::layout::balanced(st().lay.shape(), split(), comm().size())); }
+  void balance_() {
+    move_in_place(plain_entry("ember::balance_"),
+                  [&] { return ember::layout::balanced(st().lay.shape(), split(), comm().size()); });
+  }
 
   // Moves the data to any layout of the same shape over the same communicator.
   void move_to(const ember::layout& target) {
-    check_same_layout(target, "ember::move_to");
-    move_unchecked(target);
+    move_in_place(layout_entry(target, "ember::move_to"), [&] { return target; });
   }
   // A new array with this one's values in `target` (this one is unchanged).
   dndarray moved_to(const ember::layout& target) const {
-    check_same_layout(target, "ember::moved_to");
-    return moved_unchecked(target);
+    return moved(layout_entry(target, "ember::moved_to"), [&] { return target; });
   }
   // The exchange that move_to(target) would run on this rank, for inspection
   // (predicted bytes and messages) without moving anything.
@@ -231,8 +241,16 @@ class dndarray {
   std::shared_ptr<state> s_;
 
   const state& st() const {
-    if (!s_) throw error("ember::dndarray: use of a null (default-constructed) array handle");
+    if (!s_) throw error("ember::dndarray: use of a null array handle (default-constructed, or moved from)");
     return *s_;
+  }
+  const state& op_st(const char* what) const {
+    if (!s_) detail::null_handle(what);
+    return *s_;
+  }
+  std::string describe() const {
+    return std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(st().lay.shape()) + ", split " +
+           detail::axis_str(st().lay.split());
   }
   T* host_data(const char* what) const {
     if (st().dev == device_kind::gpu)
@@ -241,12 +259,22 @@ class dndarray {
                         " is in GPU memory; use larray_device() for a device view, or to(ember::cpu) for a host copy");
     return st().data.get();
   }
-  static std::shared_ptr<T[]> allocate_block(std::int64_t n, device_kind d) {
-    if (d == device_kind::cpu) return detail::allocate<T>(n);
-    auto p = detail::allocate_on(d, n * std::int64_t(sizeof(T)));
-    return std::shared_ptr<T[]>(p, static_cast<T*>(p.get()));
+  static std::shared_ptr<T[]> allocate_block(const ember::layout& l, int rank, device_kind d) {
+    // The global byte count must fit (a replicated check: every rank alike).
+    detail::checked_bytes(l.shape(), std::int64_t(sizeof(T)),
+                          "ember::dndarray<" + std::string(dtype_name<T>()) + ", " + std::to_string(N) + ">");
+    const std::int64_t n = l.local_size(rank);
+    try {
+      if (d == device_kind::cpu) return detail::allocate<T>(n);
+      auto p = detail::allocate_on(d, n * std::int64_t(sizeof(T)));
+      return std::shared_ptr<T[]>(p, static_cast<T*>(p.get()));
+    } catch (const std::bad_alloc&) {
+      throw memory_error("ember: out of memory: cannot allocate " + detail::bytes_str(n * std::int64_t(sizeof(T))) +
+                         " for the local block " + detail::shape_str(l.lshape(rank)) + " of a " +
+                         std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(l.shape()) +
+                         " (split " + detail::axis_str(l.split()) + ")" + (d == device_kind::gpu ? " on the GPU" : ""));
+    }
   }
-
   template <ember::dtype U, int M>
   friend dndarray<U, M> resplit(const dndarray<U, M>&, split_axis);
   template <ember::dtype U, int M>
@@ -254,56 +282,75 @@ class dndarray {
   template <ember::dtype U, int M>
   friend dndarray<U, M> balance(const dndarray<U, M>&);
 
-  void move_unchecked(const ember::layout& target) {
-    if (target == st().lay) return;
-    auto r = moved_unchecked(target);
-    s_->lay = std::move(r.s_->lay);
-    s_->data = std::move(r.s_->data);
+  // A move: the agreed opening (arguments alike, validated, destination
+  // allocated on every rank), then the exchange.
+  template <class F>
+  void move_in_place(const detail::entry_args& e, F&& target_of) {
+    const auto& c = comm();
+    auto dst = detail::agreed_entry(c, e, [&]() -> std::optional<dndarray> {
+      const ember::layout t = checked_target(target_of());
+      if (t == st().lay) return std::nullopt;
+      return dndarray(t, c, device());
+    });
+    if (!dst) return;
+    fill_from_this(*dst);
+    s_->lay = std::move(dst->s_->lay);
+    s_->data = std::move(dst->s_->data);
   }
-  dndarray moved_unchecked(const ember::layout& target) const {
+  template <class F>
+  dndarray moved(const detail::entry_args& e, F&& target_of) const {
+    const auto& c = comm();
+    dndarray dst = detail::agreed_entry(c, e, [&] { return dndarray(checked_target(target_of()), c, device()); });
+    fill_from_this(dst);
+    return dst;
+  }
+  ember::layout checked_target(ember::layout target) const {
     if (target.shape() != st().lay.shape())
       throw shape_error("ember: cannot move an array of shape " + detail::shape_str(st().lay.shape()) +
                         " to a layout of shape " + detail::shape_str(target.shape()));
-    dndarray r(target, comm(), device());
-    if (target == st().lay)
-      detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
+    return target;
+  }
+  void fill_from_this(dndarray& dst) const {
+    if (dst.s_->lay == st().lay)
+      detail::copy_between(dst.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
     else
-      exchange(st().lay, target, rank(), sizeof(T)).run(comm(), lstorage(), r.lstorage(), device());
-    return r;
+      exchange(st().lay, dst.s_->lay, rank(), sizeof(T)).run(comm(), lstorage(), dst.lstorage(), device());
   }
 
-  // EMBER_CHECK_REPLICATED: the arguments of a move, compared across ranks before
-  // any of them is validated (a rank whose argument alone is invalid would
-  // otherwise throw alone).
-  void check_same_map(const map_type& m, const char* what) const {
-    if (!detail::replicated_checks()) return;
+  // The arguments of each move, hashed with the array's own layout (a rank
+  // holding another array is a divergence too) and described for the message.
+  detail::entry_args plain_entry(const char* what) const {
+    return {what, "array", st().lay.hash(), [this] { return describe(); }};
+  }
+  detail::entry_args map_entry(const map_type& m, const char* what) const {
     detail::arg_hash h;
-    h.add(m.size());
+    h.add(st().lay.hash()).add(m.size());
     for (const auto& row : m)
       for (auto v : row) h.add(std::uint64_t(v));
-    detail::check_replicated(comm(), h.h, what, "target map", [&] {
-      std::string d = "[";
-      for (std::size_t r = 0; r < m.size() && r < 8; ++r) d += (r ? ", " : "") + detail::shape_str(m[r]);
-      return d + (m.size() > 8 ? ", ...]" : "]");
-    });
+    return {what, "array and target map", h.h, [this, &m] {
+              std::string d = "[";
+              for (std::size_t r = 0; r < m.size() && r < 8; ++r) d += (r ? ", " : "") + detail::shape_str(m[r]);
+              return describe() + ", target map " + d + (m.size() > 8 ? ", ...]" : "]");
+            }};
   }
-  void check_same_axis(split_axis axis, const char* what) const {
-    if (!detail::replicated_checks()) return;
-    detail::check_replicated(comm(), axis ? std::uint64_t(*axis) + 1 : 0, what, "split axis",
-                             [&] { return "axis " + detail::axis_str(axis); });
+  detail::entry_args axis_entry(split_axis axis, const char* what) const {
+    detail::arg_hash h;
+    h.add(st().lay.hash()).add(axis ? std::uint64_t(*axis) + 1 : 0);
+    return {what, "array and split axis", h.h, [this, axis] { return describe() + ", to axis " + detail::axis_str(axis); }};
   }
-  void check_same_layout(const ember::layout& l, const char* what) const {
-    if (!detail::replicated_checks()) return;
-    detail::check_replicated(comm(), l.hash(), what, "target layout", [&] {
-      std::string d = "shape " + detail::shape_str(l.shape()) + ", split " + detail::axis_str(l.split());
-      if (l.split()) {
-        const auto& e = l.extents();
-        d += ", extents (";
-        for (std::size_t r = 0; r < e.size() && r < 8; ++r) d += (r ? ", " : "") + std::to_string(e[r]);
-        d += e.size() > 8 ? ", ...)" : ")";
-      }
-      return d + " over " + std::to_string(l.nranks()) + " ranks";
-    });
+  detail::entry_args layout_entry(const ember::layout& l, const char* what) const {
+    detail::arg_hash h;
+    h.add(st().lay.hash()).add(l.hash());
+    return {what, "array and target layout", h.h, [this, &l] {
+              std::string d = "shape " + detail::shape_str(l.shape()) + ", split " + detail::axis_str(l.split());
+              if (l.split()) {
+                const auto& e = l.extents();
+                d += ", extents (";
+                for (std::size_t r = 0; r < e.size() && r < 8; ++r) d += (r ? ", " : "") + std::to_string(e[r]);
+                d += e.size() > 8 ? ", ...)" : ")";
+              }
+              return describe() + ", target layout " + d + " over " + std::to_string(l.nranks()) + " ranks";
+            }};
   }
   int rank() const { return st().comm.rank(); }
   static shape_type to_shape(const index_vec& v) {
@@ -323,6 +370,18 @@ class dndarray {
 };
 
 namespace detail {
+// A new array's block, allocated under one agreement (agreed_entry): one rank out
+// of memory is a memory_error on every rank. For callers whose arguments were
+// agreed already (`hash` 0) or that fold their own into `hash`.
+template <dtype T, int N>
+dndarray<T, N> agreed_array(const layout& l, const communicator& c, const char* what, std::uint64_t hash = 0) {
+  return agreed_entry(c, {what, "layout", arg_hash().add(hash).add(l.hash()).h, [&] {
+                            return std::string(dtype_name<T>()) + " array of shape " + shape_str(l.shape()) + ", split " +
+                                   axis_str(l.split());
+                          }},
+                      [&] { return dndarray<T, N>(l, c); });
+}
+
 template <dtype T, int N>
 dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d) {
   if (d == a.device()) return a;
@@ -335,19 +394,18 @@ dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d) {
 // Out-of-place versions: the input is unchanged, the result has its own storage.
 template <dtype T, int N>
 dndarray<T, N> resplit(const dndarray<T, N>& a, split_axis axis) {
-  a.check_same_axis(axis, "ember::resplit");
-  return a.moved_unchecked(a.resplit_target(axis));
+  return a.moved(a.axis_entry(axis, "ember::resplit"), [&] { return a.resplit_target(axis); });
 }
 
 template <dtype T, int N>
 dndarray<T, N> redistribute(const dndarray<T, N>& a, const typename dndarray<T, N>::map_type& target_map) {
-  a.check_same_map(target_map, "ember::redistribute");
-  return a.moved_unchecked(a.redistribute_target(target_map));
+  return a.moved(a.map_entry(target_map, "ember::redistribute"), [&] { return a.redistribute_target(target_map); });
 }
 
 template <dtype T, int N>
 dndarray<T, N> balance(const dndarray<T, N>& a) {
-  return a.moved_unchecked(layout::balanced(a.distribution().shape(), a.split(), a.comm().size()));
+  return a.moved(a.plain_entry("ember::balance"),
+                 [&] { return layout::balanced(a.distribution().shape(), a.split(), a.comm().size()); });
 }
 
 }  // namespace ember

@@ -5,6 +5,10 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
 #include <optional>
 #include <span>
 #include <vector>
@@ -44,22 +48,56 @@ index_vec to_index_vec(const std::array<std::int64_t, N>& s) {
   return index_vec(s.begin(), s.end());
 }
 
-// A new array for a factory: validated, then (for {.device = ember::gpu}) the
-// collective device check. The block is on the host when `filled_on_host` (the
-// factory fills it there and on_device() uploads it: make() checked the device
-// on every rank already), otherwise on the device.
+// What a factory passes beyond its shape and options, for the agreement below:
+// a hash of its other arguments (a fill value, a seed) and their description.
+struct factory_args {
+  std::uint64_t hash = 0;
+  std::function<std::string()> describe = [] { return std::string(); };
+  std::function<void()> validate = [] {};  // extra checks of the arguments (alike on every rank)
+};
+template <class V>
+std::uint64_t bits_of(V v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, std::min(sizeof(V), sizeof b));
+  return b;
+}
+
+// A new array for a factory. One collective opens it (detail::agreed_entry): the
+// ranks compare a hash of shape, split, dtype, device and `extra` (another shape,
+// split, fill value or seed on one rank would build an inconsistent array), and
+// each one's outcome of validating them and allocating its block, so bad input,
+// rank-dependent input and one rank out of memory are the same error on every
+// rank. Then (for {.device = ember::gpu}) the collective device check. The block
+// is on the host when `filled_on_host` (the factory fills it there and
+// on_device() uploads it), otherwise on the device.
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory_options& o,
-                         bool filled_on_host = true) {
+                         bool filled_on_host = true, const factory_args& extra = {}, const char* what = "ember: a factory") {
   const auto& c = comm_of(o.comm);
-  for (std::size_t d = 0; d < N; ++d)
-    if (shape[d] < 0)
-      throw value_error("ember: negative dimension " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
-                        " in shape " + shape_str(shape));
-  if (o.split) check_axis(*o.split, int(N), "factory");
+  arg_hash h;
+  h.add(std::uint64_t(dtype_code<T>())).add(std::uint64_t(N)).add(o.split ? std::uint64_t(*o.split) + 1 : 0);
+  h.add(std::uint64_t(o.device)).add(extra.hash);
+  for (auto e : shape) h.add(std::uint64_t(e));
+  const bool on_host = filled_on_host || o.device == device_kind::cpu;
+  auto describe = [&] {
+    const std::string x = extra.describe();
+    return std::string(dtype_name<T>()) + " shape " + shape_str(shape) + ", split " + axis_str(o.split) +
+           (o.device == device_kind::gpu ? ", device gpu" : "") + (x.empty() ? "" : ", " + x);
+  };
+  auto a = agreed_entry(c, {what, "shape, split, dtype and arguments", h.h, describe}, [&] {
+    for (std::size_t d = 0; d < N; ++d)
+      if (shape[d] < 0)
+        throw value_error("ember: negative dimension " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
+                          " in shape " + shape_str(shape));
+    if (o.split) check_axis(*o.split, int(N), "factory");
+    extra.validate();
+    const layout l = layout::balanced(to_index_vec(shape), o.split, c.size());
+    return on_host ? dndarray<T, int(N)>(l, c) : dndarray<T, int(N)>();
+  });
   if (o.device == device_kind::gpu) require_gpu(c, "ember: a factory with {.device = ember::gpu}");
-  return dndarray<T, int(N)>(layout::balanced(to_index_vec(shape), o.split, c.size()), c,
-                             filled_on_host ? device_kind::cpu : o.device);
+  if (on_host) return a;
+  const layout l = layout::balanced(to_index_vec(shape), o.split, c.size());
+  return agreed_entry(c, {what, "shape", 0, describe}, [&] { return dndarray<T, int(N)>(l, c, o.device); });
 }
 
 // Calls f(local pointer, count, first global linear index) for each run of the
@@ -91,10 +129,10 @@ dndarray<T, int(N)> empty(const std::int64_t (&shape)[N], const factory_options&
   return detail::make<T>(std::to_array(shape), o, false);
 }
 template <dtype T, std::size_t N>
+dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o = {});
+template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::int64_t (&shape)[N], T value, const factory_options& o = {}) {
-  auto a = detail::make<T>(std::to_array(shape), o);
-  detail::fill_value(a, value);
-  return detail::on_device(a, o.device);
+  return full<T>(std::to_array(shape), value, o);
 }
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> zeros(const std::int64_t (&shape)[N], const factory_options& o = {}) {
@@ -110,8 +148,9 @@ dndarray<T, int(N)> empty(const std::array<std::int64_t, N>& shape, const factor
   return detail::make<T>(shape, o, false);
 }
 template <dtype T, std::size_t N>
-dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o = {}) {
-  auto a = detail::make<T>(shape, o);
+dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o) {
+  auto a = detail::make<T>(shape, o, true,
+                           {detail::bits_of(value), [&] { return "fill value " + std::to_string(value); }}, "ember::full");
   detail::fill_value(a, value);
   return detail::on_device(a, o.device);
 }
@@ -126,13 +165,22 @@ dndarray<T, int(N)> ones(const std::array<std::int64_t, N>& shape, const factory
 
 // *_like: same shape, dtype, communicator, device and exact layout (lshape_map)
 // as `a`, so the result is aligned with `a` for elementwise work.
+// Allocation is agreed across ranks, as in every factory.
+namespace detail {
+template <dtype T, int N>
+dndarray<T, N> alloc_like(const dndarray<T, N>& a, device_kind d, const char* what) {
+  const auto& l = a.distribution();
+  return agreed_entry(a.comm(), {what, "array", l.hash(), [&] { return std::string(dtype_name<T>()) + " " + shape_str(l.shape()); }},
+                      [&] { return dndarray<T, N>(l, a.comm(), d); });
+}
+}  // namespace detail
 template <dtype T, int N>
 dndarray<T, N> empty_like(const dndarray<T, N>& a) {
-  return dndarray<T, N>(a.distribution(), a.comm(), a.device());
+  return detail::alloc_like(a, a.device(), "ember::empty_like");
 }
 template <dtype T, int N>
 dndarray<T, N> full_like(const dndarray<T, N>& a, T value) {
-  dndarray<T, N> r(a.distribution(), a.comm());
+  dndarray<T, N> r = detail::alloc_like(a, device_kind::cpu, "ember::full_like");
   detail::fill_value(r, value);
   return detail::on_device(r, a.device());
 }
@@ -149,9 +197,19 @@ dndarray<T, N> ones_like(const dndarray<T, N>& a) {
 // NumPy's arange: ceil((stop - start) / step) values start, start + step, ...
 template <dtype T = std::int64_t>
 dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_options& o = {}) {
-  if (step == 0) throw value_error("ember::arange: step must not be zero");
-  const double n = std::ceil((stop - start) / step);
-  auto a = detail::make<T>(std::array<std::int64_t, 1>{n > 0 ? std::int64_t(n) : 0}, o);
+  const double n = step == 0 ? 0 : std::ceil((stop - start) / step);
+  // A count no int64 holds (a tiny step over a wide range) is too big to allocate.
+  const std::int64_t count = !(n > 0) ? 0 : n >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : std::int64_t(n);
+  detail::factory_args x{detail::arg_hash().add(detail::bits_of(start)).add(detail::bits_of(stop)).add(detail::bits_of(step)).h,
+                         [&] { return "start " + std::to_string(start) + ", stop " + std::to_string(stop) + ", step " + std::to_string(step); },
+                         [&] {
+                           if (step == 0) throw value_error("ember::arange: step must not be zero");
+                           if (!std::isfinite(n))
+                             throw value_error("ember::arange: start " + std::to_string(start) + ", stop " +
+                                               std::to_string(stop) + " and step " + std::to_string(step) +
+                                               " give no finite number of values");
+                         }};
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{count}, o, true, x, "ember::arange");
   detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });
   return detail::on_device(a, o.device);
 }
@@ -168,8 +226,14 @@ struct linspace_options {
 };
 template <dtype T = double>
 dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linspace_options& o = {}) {
-  if (num < 0) throw value_error("ember::linspace: number of samples " + std::to_string(num) + " is negative");
-  auto a = detail::make<T>(std::array<std::int64_t, 1>{num}, {.split = o.split, .comm = o.comm, .device = o.device});
+  detail::factory_args x{detail::arg_hash().add(detail::bits_of(start)).add(detail::bits_of(stop)).add(o.endpoint).h,
+                         [&] { return "start " + std::to_string(start) + ", stop " + std::to_string(stop); },
+                         [&] {
+                           if (num < 0)
+                             throw value_error("ember::linspace: number of samples " + std::to_string(num) + " is negative");
+                         }};
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{std::max<std::int64_t>(num, 0)},
+                           {.split = o.split, .comm = o.comm, .device = o.device}, true, x, "ember::linspace");
   const std::int64_t div = o.endpoint ? num - 1 : num;
   const double step = div > 0 ? (stop - start) / double(div) : 0.0;
   detail::fill_by_index(a, [&](std::int64_t i) {
@@ -185,7 +249,8 @@ template <dtype T = double>
 dndarray<T, 2> eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, std::int64_t k = 0,
                    const factory_options& o = {}) {
   const std::int64_t cols = m.value_or(n);
-  auto a = detail::make<T>(std::array<std::int64_t, 2>{n, cols}, o);
+  auto a = detail::make<T>(std::array<std::int64_t, 2>{n, cols}, o, true,
+                           {std::uint64_t(k), [&] { return "diagonal " + std::to_string(k); }}, "ember::eye");
   detail::fill_by_index(a, [&](std::int64_t g) { return T(g % std::max<std::int64_t>(cols, 1) - g / std::max<std::int64_t>(cols, 1) == k ? 1 : 0); });
   return detail::on_device(a, o.device);
 }
@@ -235,12 +300,13 @@ dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lsh
   shape[axis] = 0;
   for (int r = 0; r < c.size(); ++r) {
     index_vec ls(N);
-    std::int64_t n = 1;
-    for (int d = 0; d < N; ++d) n *= ls[d] = at(r, 4 + std::size_t(d));
+    for (int d = 0; d < N; ++d) ls[d] = at(r, 4 + std::size_t(d));
     for (int d = 0; d < N; ++d)
       if (ls[d] < 0)
         throw value_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
                           " has the negative extent " + std::to_string(ls[d]) + " in shape " + shape_str(ls));
+    const std::int64_t n = checked_numel(ls, "ember::array(is_split=" + std::to_string(axis) + "): block of rank " +
+                                                 std::to_string(r));
     if (at(r, 3) >= 0 && at(r, 3) != n)
       throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): rank " + std::to_string(r) + " passes " +
                         std::to_string(at(r, 3)) + " values for its block of shape " + shape_str(ls));
@@ -251,24 +317,25 @@ dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lsh
                           shape_str(std::span(all.data() + 4, std::size_t(N))) + "; blocks may differ along axis " +
                           std::to_string(axis) + " only (they differ on axis " + std::to_string(d) + ")");
     extents[r] = ls[axis];
-    shape[axis] += ls[axis];
+    const auto sum = add_checked(shape[axis], ls[axis]);
+    if (!sum)
+      throw value_error("ember::array(is_split=" + std::to_string(axis) + "): the blocks' extents along axis " +
+                        std::to_string(axis) + " overflow a 64-bit sum at rank " + std::to_string(r));
+    shape[axis] = *sum;
   }
-  dndarray<T, N> a(layout(shape, axis, extents), c);
+  checked_numel(shape, "ember::array(is_split=" + std::to_string(axis) + ")");
+  auto a = agreed_array<T, N>(layout(shape, axis, extents), c, "ember::array(is_split)");
   if (a.lnumel() > 0) std::memcpy(a.ldata(), data, std::size_t(a.lnumel()) * sizeof(T));
   return a;
 }
 
-// Every rank has the whole array: keep my slice, no communication.
+// Every rank has the whole array: keep my slice (the exchange engine copies it
+// locally and sends nothing). `a` was allocated for the balanced layout.
 template <dtype T, int N>
-dndarray<T, N> slice_global(const T* data, const std::array<std::int64_t, N>& shape, split_axis split,
-                            const communicator& c) {
-  if (split) check_axis(*split, N, "array(split)");
-  const index_vec sh(shape.begin(), shape.end());
-  dndarray<T, N> a(layout::balanced(sh, split, c.size()), c);
-  // The replicated source is described as a layout too: the engine copies the
-  // slice locally and sends nothing.
-  exchange(replicated_layout(sh, c.size()), a.distribution(), c.rank(), sizeof(T)).run(c, data, a.ldata());
-  return a;
+void keep_slice(const T* data, dndarray<T, N>& a) {
+  const auto& c = a.comm();
+  exchange(replicated_layout(a.distribution().shape(), c.size()), a.distribution(), c.rank(), sizeof(T))
+      .run(c, data, a.ldata());
 }
 
 // `nvalues`: how many values the caller passed when that is not implied by the
@@ -290,29 +357,37 @@ dndarray<T, N> from_data(const T* data, const std::array<std::int64_t, N>& shape
     require_gpu(c, "ember::array with {.device = ember::gpu}");
     return on_device(from_data<T, N>(data, shape, host, nvalues), device_kind::gpu);
   }
+  // (a count that overflows is -1 here; the checks below name the shape)
   std::int64_t n = 1;
-  for (auto s : shape) n *= s;
+  for (auto s : shape) n = s < 0 || n < 0 ? -1 : mul_checked(n, s).value_or(-1);
   if (o.root) return from_root<T, N>(data, nvalues >= 0 ? nvalues : n, shape, o.split, *o.root, c);
   // Per-rank blocks: every rank's shape and value count are checked after one
   // allgather, so a rank whose block alone is wrong makes every rank throw.
   if (o.is_split) return join_blocks<T, N>(data, shape, *o.is_split, c, nvalues);
-  // Global data: every rank passes the same shape, split and values, and the
-  // checks below need no communication. EMBER_CHECK_REPLICATED compares them.
-  if (replicated_checks()) {
-    arg_hash h;
-    h.add(std::uint64_t(dtype_code<T>())).add(std::uint64_t(N)).add(o.split ? std::uint64_t(*o.split) + 1 : 0);
-    for (auto s : shape) h.add(std::uint64_t(s));
-    h.add(std::uint64_t(nvalues >= 0 ? nvalues : n));
-    check_replicated(c, h.h, "ember::array", "global data (split: every rank passes the whole array)", [&] {
-      return std::to_string(nvalues >= 0 ? nvalues : n) + " values of " + std::string(dtype_name<T>()) +
-             " for shape " + shape_str(shape) + ", split " + axis_str(o.split);
-    });
-  }
-  for (int d = 0; d < N; ++d)
-    if (shape[d] < 0) throw value_error("ember::array: negative extent in shape " + shape_str(shape));
-  if (nvalues >= 0 && nvalues != n)
-    throw shape_error("ember::array: " + std::to_string(nvalues) + " values do not fill shape " + shape_str(shape));
-  return slice_global<T, N>(data, shape, o.split, c);
+  // Global data: every rank passes the same shape, split and values. The one
+  // agreement compares shape, split, dtype and value count (EMBER_CHECK_REPLICATED,
+  // runtime/communicator.hpp), validates, and allocates this rank's slice.
+  arg_hash h;
+  h.add(std::uint64_t(dtype_code<T>())).add(std::uint64_t(N)).add(o.split ? std::uint64_t(*o.split) + 1 : 0);
+  for (auto s : shape) h.add(std::uint64_t(s));
+  h.add(std::uint64_t(nvalues >= 0 ? nvalues : n));
+  auto a = agreed_entry(c, {"ember::array", "global data (split: every rank passes the whole array)", h.h, [&] {
+                              return std::to_string(nvalues >= 0 ? nvalues : n) + " values of " +
+                                     std::string(dtype_name<T>()) + " for shape " + shape_str(shape) + ", split " +
+                                     axis_str(o.split);
+                            }},
+                        [&] {
+                          for (int d = 0; d < N; ++d)
+                            if (shape[d] < 0) throw value_error("ember::array: negative extent in shape " + shape_str(shape));
+                          const std::int64_t count = checked_numel(shape, "ember::array");
+                          if (nvalues >= 0 && nvalues != count)
+                            throw shape_error("ember::array: " + std::to_string(nvalues) + " values do not fill shape " +
+                                              shape_str(shape));
+                          if (o.split) check_axis(*o.split, N, "array(split)");
+                          return dndarray<T, N>(layout::balanced(index_vec(shape.begin(), shape.end()), o.split, c.size()), c);
+                        });
+  keep_slice(data, a);
+  return a;
 }
 
 }  // namespace detail

@@ -165,6 +165,7 @@ eigh_result<T> eigh(const dndarray<T, 2>& a) {
     eigh_result<T> r{dndarray<T, 1>(replicated_layout({n}, P), comm),
                      dndarray<T, 2>(layout::balanced({n, n}, a.split(), P), comm)};
     if (n == 0) return r;
+    impl::require_finite(a, "eigh");
     auto ab = to_block_cyclic(a, impl::square_block_cyclic(n, n, P));
     auto zb = make_block_cyclic<T>(ab.lay, comm);
     std::vector<T> w(static_cast<std::size_t>(n));

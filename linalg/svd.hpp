@@ -168,6 +168,7 @@ svd_result<T> svd(const dndarray<T, 2>& a, const svd_options& o = {}) {
       return {U, S, V};
     }
     if (impl::tsqr_applies(a) || impl::tsqr_applies_transposed(a)) return impl::svd_tsqr(a, o);
+    impl::require_finite(a, "svd");  // p?gesvd would call NaN an illegal argument
     return impl::svd_scalapack(a, o);
   } else {
     return {};

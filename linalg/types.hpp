@@ -1,7 +1,9 @@
 // Results and options of ember::linalg, shared by its algorithms.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <string>
 
 #include "../dsl/dndarray.hpp"
 
@@ -53,6 +55,34 @@ void require_same_device(const char* fn, const dndarray<T, N>& a, const dndarray
   if (a.device() != b.device())
     throw value_error(std::string("ember::linalg::") + fn + ": A is on " + std::string(device_name(a.device())) +
                       " and B on " + std::string(device_name(b.device())) + "; move one with .to() first");
+}
+// Collective: every element of `a` is finite, or every rank throws the same
+// value_error naming the ranks whose blocks hold NaN or infinity. ScaLAPACK's
+// p?syevd and p?gesvd would instead report "argument 5 had an illegal value"
+// (and print pages of their own) on such input. One allreduce of one int.
+template <class T>
+void require_finite(const dndarray<T, 2>& a, const char* fn) {
+  const T* p = a.ldata();
+  const std::int64_t n = a.lnumel();
+  bool ok = true;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) {
+      ok = false;
+      break;
+    }
+  const auto& c = a.comm();
+  const bool dist = a.split().has_value() && c.size() > 1;
+  const int bad = dist ? c.allreduce(ok ? 0 : 1, reduce_op::max) : (ok ? 0 : 1);
+  if (!bad) return;
+  std::string where;
+  if (dist) {
+    const auto flags = c.allgather(std::int32_t(ok ? 0 : 1));
+    for (int r = 0; r < c.size(); ++r)
+      if (flags[std::size_t(r)]) where += (where.empty() ? "" : ", ") + std::to_string(r);
+    where = " (in the block of rank" + std::string(where.find(',') != std::string::npos ? "s " : " ") + where + ")";
+  }
+  throw value_error(std::string("ember::linalg::") + fn + ": the matrix of shape " + ember::detail::shape_str(a.shape()) +
+                    " contains NaN or infinity" + where);
 }
 }  // namespace impl
 

@@ -1,6 +1,8 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
@@ -12,15 +14,35 @@
 
 namespace ember::planner {
 
+namespace {
+// A cost constant from the environment: a finite number >= 0 (> 0 where zero
+// makes no sense), the whole string. Garbage is an error, never a silent 0: a
+// negative beta would make the planner maximise traffic.
+void env_number(const char* name, double& out, bool positive) {
+  const char* v = std::getenv(name);
+  if (!v) return;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v, &end);
+  const bool parsed = *v && end && *end == '\0' && errno != ERANGE;
+  if (!parsed || !std::isfinite(x) || x < 0 || (positive && x == 0))
+    throw value_error(std::string(name) + "='" + v + "': expected a finite number " + (positive ? "> 0" : ">= 0") +
+                      " (seconds per message or per byte for the cost model; bytes for EMBER_MEMORY_LIMIT)");
+  out = x;
+}
+}  // namespace
+
 cost_params& cost_model() {
+  // Read once; a bad value throws on every call (the same on every rank, whose
+  // environments mpirun makes alike), so no plan is made from it.
   static cost_params p = [] {
     cost_params c;
-    if (const char* a = std::getenv("EMBER_ALPHA")) c.alpha = std::atof(a);
-    if (const char* b = std::getenv("EMBER_BETA")) c.beta = std::atof(b);
-    if (const char* g = std::getenv("EMBER_GAMMA")) c.gamma = std::atof(g);
-    if (const char* m = std::getenv("EMBER_MEMORY_LIMIT")) c.memory_limit = std::atof(m);
-    if (const char* a = std::getenv("EMBER_PCIE_ALPHA")) c.pcie_alpha = std::atof(a);
-    if (const char* b = std::getenv("EMBER_PCIE_BETA")) c.pcie_beta = std::atof(b);
+    env_number("EMBER_ALPHA", c.alpha, false);
+    env_number("EMBER_BETA", c.beta, false);
+    env_number("EMBER_GAMMA", c.gamma, false);
+    env_number("EMBER_MEMORY_LIMIT", c.memory_limit, false);
+    env_number("EMBER_PCIE_ALPHA", c.pcie_alpha, false);
+    env_number("EMBER_PCIE_BETA", c.pcie_beta, false);
     return c;
   }();
   return p;

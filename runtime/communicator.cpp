@@ -4,7 +4,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
+
+#include "failure.hpp"
 
 namespace ember {
 
@@ -75,6 +78,7 @@ std::int64_t chunk_elems(std::size_t elem_size) {
 struct comm_state {
   MPI_Comm comm = MPI_COMM_NULL;
   mutable traffic sent;
+  mutable traffic control;
   mutable std::uint64_t sequence = 0;
   ~comm_state() {
     int finalized = 0;
@@ -88,9 +92,7 @@ struct comm_state {
 }  // namespace detail
 
 communicator::communicator(MPI_Comm user) : state_(std::make_shared<detail::comm_state>()) {
-  int init = 0;
-  MPI_Initialized(&init);
-  if (!init) throw error("ember::communicator: MPI is not initialized (construct an ember::environment first)");
+  detail::require_mpi("ember::communicator");
   // MPI reports an invalid communicator through MPI_COMM_WORLD's error handler
   // (by default: abort the job). A rank outside a group (MPI_Comm_split with
   // MPI_UNDEFINED) gets this error alone, and its peers are not in that group.
@@ -103,9 +105,18 @@ communicator::communicator(MPI_Comm user) : state_(std::make_shared<detail::comm
   MPI_Comm_size(state_->comm, &size_);
 }
 
-MPI_Comm communicator::native() const { return state_->comm; }
+MPI_Comm communicator::native() const {
+  // Every MPI call of ember goes through here: after MPI_Finalize (an array used
+  // after its environment ended) that is an ember::error, not an MPI abort.
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (fin) detail::require_mpi("ember");
+  return state_->comm;
+}
 traffic communicator::sent() const { return state_->sent; }
+traffic communicator::control_sent() const { return state_->control; }
 void communicator::count(const traffic& t) const { state_->sent += t; }
+void communicator::count_control(const traffic& t) const { state_->control += t; }
 
 bool communicator::congruent(const communicator& other) const {
   if (state_ == other.state_) return true;
@@ -228,10 +239,23 @@ void communicator::allgatherv_bytes(const void* send, std::int64_t send_units, v
 
 namespace detail {
 
-bool replicated_checks() {
+check_level replicated_level() {
+  // Read at every call (tests switch it); must be the same on every rank.
   const char* v = std::getenv("EMBER_CHECK_REPLICATED");
-  return v && *v && std::strcmp(v, "0") != 0;
+  if (!v || !*v) return check_level::metadata;
+  if (std::strcmp(v, "0") == 0) return check_level::off;
+  if (std::strcmp(v, "1") == 0) return check_level::full;
+  throw value_error(std::string("EMBER_CHECK_REPLICATED='") + v +
+                    "': expected 0 (no cross-rank checks), 1 (metadata and data) or unset (metadata checks, the default)");
 }
+bool replicated_checks() { return replicated_level() == check_level::full; }
+bool metadata_checks() { return replicated_level() != check_level::off; }
+
+namespace {
+// The error path of a divergence: every rank's hash and description, naming who
+// differs. `hash` is already mixed.
+std::string describe_divergence(const communicator& c, std::uint64_t hash, const std::function<std::string()>& describe);
+}  // namespace
 
 std::string divergence(const communicator& c, std::uint64_t hash, const std::function<std::string()>& describe) {
   if (c.size() == 1) return {};
@@ -241,6 +265,11 @@ std::string divergence(const communicator& c, std::uint64_t hash, const std::fun
   std::int64_t v[2] = {std::int64_t(hash >> 1), -std::int64_t(hash >> 1)};
   c.allreduce(v, 2, reduce_op::min);
   if (v[0] == -v[1]) return {};
+  return describe_divergence(c, hash, describe);
+}
+
+namespace {
+std::string describe_divergence(const communicator& c, std::uint64_t hash, const std::function<std::string()>& describe) {
   // The error path: every rank's hash and description, to name who differs.
   const auto hashes = c.allgather(std::int64_t(hash >> 1));
   const std::string mine = describe();
@@ -279,6 +308,8 @@ std::string divergence(const communicator& c, std::uint64_t hash, const std::fun
   return out;
 }
 
+}  // namespace
+
 void check_replicated(const communicator& c, std::uint64_t hash, const char* what, const char* subject,
                       const std::function<std::string()>& describe) {
   if (!replicated_checks()) return;
@@ -286,6 +317,119 @@ void check_replicated(const communicator& c, std::uint64_t hash, const char* wha
   if (!d.empty())
     throw value_error(std::string(what) + ": every rank must pass the same " + subject + ", but they differ: " + d +
                       " (found by EMBER_CHECK_REPLICATED=1)");
+}
+
+int error_class_of(std::exception_ptr e) {
+  if (!e) return 0;
+  try {
+    std::rethrow_exception(e);
+  } catch (const value_error&) {
+    return 1;
+  } catch (const shape_error&) {
+    return 2;
+  } catch (const axis_error&) {
+    return 3;
+  } catch (const type_error&) {
+    return 4;
+  } catch (const memory_error&) {
+    return 6;
+  } catch (const error&) {
+    return 5;
+  } catch (const std::bad_alloc&) {
+    return 6;
+  } catch (...) {
+    return 7;
+  }
+}
+
+void throw_error_class(int cls, const std::string& msg) {
+  switch (cls) {
+    case 1: throw value_error(msg);
+    case 2: throw shape_error(msg);
+    case 3: throw axis_error(msg);
+    case 4: throw type_error(msg);
+    case 6: throw memory_error(msg);
+    default: throw error(msg);
+  }
+}
+
+namespace {
+std::string what_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::bad_alloc&) {
+    return "out of memory (std::bad_alloc)";
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+}  // namespace
+
+void agree_entry(const communicator& c, const entry_args& a, std::exception_ptr local) {
+  const int cls = error_class_of(local);
+  const std::uint64_t hash = arg_hash().add(a.hash).h;
+  constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+  // min over ranks of: hash, -hash (equal iff all hashes are), the first failing
+  // rank, and whether every rank failed validating (1 only if all did).
+  std::int64_t v[4] = {std::int64_t(hash >> 1), -std::int64_t(hash >> 1), cls ? std::int64_t(c.rank()) : none,
+                       (cls >= 1 && cls <= 5) ? 1 : 0};
+  // counted in control_sent(), not sent(): a check, not data (communicator.hpp)
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_MIN, c.native()), "MPI_Allreduce");
+  c.count_control(model::allreduce(std::int64_t(sizeof v), c.size()));
+  if (v[0] != -v[1])
+    throw value_error(std::string(a.what) + ": every rank must pass the same " + a.subject +
+                      ", but they differ: " + describe_divergence(c, hash, a.describe));
+  if (v[2] == none) return;
+  // Equal arguments validate alike: when every rank failed validating, each
+  // throws its own (identical) error, type and all.
+  if (v[3] == 1) std::rethrow_exception(local);
+  // Some ranks failed alone (out of memory, mostly): the first one's error, on every rank.
+  const int first = int(v[2]);
+  const auto failed = c.allgather(std::int32_t(cls != 0));
+  std::string others;
+  int nbad = 0;
+  for (int r = 0; r < c.size(); ++r)
+    if (failed[std::size_t(r)] && r != first) others += (nbad++ ? ", " : "") + std::to_string(r);
+  std::int64_t head[2] = {cls, 0};
+  std::string msg = c.rank() == first ? what_of(local) : std::string();
+  head[1] = std::int64_t(msg.size());
+  c.bcast(head, 2, first);
+  msg.resize(std::size_t(head[1]));
+  c.bcast(msg.data(), head[1], first);
+  msg += " [on rank " + std::to_string(first) + " of " + std::to_string(c.size());
+  if (nbad) msg += "; also failed on rank" + std::string(nbad > 1 ? "s " : " ") + others;
+  msg += "]";
+  throw_error_class(int(head[0]), msg);
+}
+
+void entry_failed_alone(const communicator& c, const char* what, std::exception_ptr e) {
+  failure::local_failure(c, {what, 1, 1, "", ""}, e);
+}
+
+void null_handle(const char* what) {
+  const std::string msg = std::string(what) + ": use of a null array handle (default-constructed, or moved from)";
+  int init = 0, fin = 0, wsize = 1;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin) MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+  if (wsize == 1 || on_failure() == failure_policy::rethrow) throw error(msg);
+  failure::local_failure(world(), {"collective operation", 1, 1, "", ""},
+                         std::make_exception_ptr(error(msg + "; the rank holding it cannot know its peers' "
+                                                              "communicator to tell them")));
+}
+
+void require_mpi(const char* what) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (fin)
+    throw error(std::string(what) + ": MPI has been finalized (the ember::environment ended, or the host code "
+                "called MPI_Finalize); MPI cannot be used, nor initialized again, in this process");
+  if (!init)
+    throw error(std::string(what) + ": MPI is not initialized: construct an ember::environment at the start of "
+                "main (or call MPI_Init in the host code) before using ember");
 }
 
 }  // namespace detail
@@ -309,7 +453,19 @@ traffic allreduce(std::int64_t bytes, int nranks) {
 }  // namespace model
 
 // ---------------------------------------------------------------------------
+namespace {
+void check_not_finalized() {
+  int fin = 0;
+  MPI_Finalized(&fin);
+  if (fin)
+    throw error("ember::environment: MPI was finalized already (by an earlier ember::environment, or the host code); "
+                "MPI cannot be initialized twice in one process: keep one ember::environment alive for the whole "
+                "of main");
+}
+}  // namespace
+
 environment::environment() {
+  check_not_finalized();
   int init = 0;
   MPI_Initialized(&init);
   if (!init) {
@@ -320,6 +476,7 @@ environment::environment() {
 }
 
 environment::environment(int& argc, char**& argv) {
+  check_not_finalized();
   int init = 0;
   MPI_Initialized(&init);
   if (!init) {
@@ -346,6 +503,11 @@ environment::~environment() {
 
 const communicator& world() {
   auto& w = detail::world_slot();
+  if (w) {
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (fin) detail::require_mpi("ember::world");
+  }
   if (!w) w = std::make_unique<communicator>(MPI_COMM_WORLD);
   return *w;
 }

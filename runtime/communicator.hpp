@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -67,8 +68,13 @@ class communicator {
   int size() const { return size_; }
   MPI_Comm native() const;  // ember's private duplicate
 
-  traffic sent() const;   // cumulative on this rank
+  traffic sent() const;   // cumulative on this rank: data, what plans and moves predict
   void count(const traffic& t) const;  // used by collectives and the exchange engine
+  // The agreements that open collective entry points (detail::agreed_entry: one
+  // allreduce of four int64 each), counted apart from sent(): they are checks,
+  // not data, and no plan predicts them.
+  traffic control_sent() const;
+  void count_control(const traffic& t) const;
 
   void barrier() const;
 
@@ -152,19 +158,29 @@ traffic allreduce(std::int64_t bytes, int nranks);
 
 // ---- arguments that every rank must pass alike ----
 //
-// Shapes, axes, target maps, roots and loop lengths are replicated metadata:
-// every rank validates them alone and throws the same error. A rank that passes
-// something ELSE than the others cannot be noticed without communication, and
-// it would leave its peers waiting in a collective (a hang) or silently build
-// an inconsistent array. With EMBER_CHECK_REPLICATED=1 (read at every call; it
-// must be the same on every rank, like EMBER_CHECK_PLANS for plans), the entry
-// points that take such arguments compare them across ranks first: one
-// allreduce of a hash (and, only when they differ, one allgather of each rank's
-// description for the message), then every rank throws the same value_error
-// naming the ranks and what each passed. Off by default: moves, factories and
-// managed loops then send nothing beyond their data.
+// Shapes, axes, target maps, seeds, file names and roots are replicated
+// metadata: every rank validates them alone and throws the same error. A rank
+// that passes something ELSE than the others cannot be noticed without
+// communication, and it would leave its peers waiting in a collective (a hang)
+// or silently build an inconsistent array; a rank that fails alone (one rank out
+// of memory) would do the same. So the collective entry points that take such
+// arguments (factories and random arrays, moves, I/O) open with ONE small
+// allreduce (`agreed_entry`: four int64) that compares a hash of the arguments
+// and every rank's outcome of validating them and allocating its block; then
+// every rank throws the same error, naming the ranks and what each passed.
+//
+// EMBER_CHECK_REPLICATED (must be the same on every rank, like EMBER_CHECK_PLANS):
+//   unset   metadata checks (the default): the one allreduce above per entry point
+//   0       off: entry points send nothing beyond their data; a rank that fails
+//           alone then ends the job (runtime/failure.hpp) instead of throwing
+//   1       also hashes of data that every rank must pass alike (the global data
+//           of ember::array(..., {.split}), the ranges of par loops, roots)
+// Garbage in the variable is an error on every rank.
 namespace detail {
-bool replicated_checks();
+enum class check_level { off, metadata, full };
+check_level replicated_level();
+bool replicated_checks();  // level full: the data hashes too
+bool metadata_checks();    // level metadata or full
 // 64-bit FNV-1a, for hashing arguments.
 struct arg_hash {
   std::uint64_t h = 14695981039346656037ull;
@@ -186,6 +202,69 @@ std::string divergence(const communicator& c, std::uint64_t hash, const std::fun
 // but they differ: rank 2: X; rank 0 and 2 other ranks: Y". No-op otherwise.
 void check_replicated(const communicator& c, std::uint64_t hash, const char* what, const char* subject,
                       const std::function<std::string()>& describe);
+
+// The arguments of a collective entry point, for `agreed_entry`.
+struct entry_args {
+  const char* what;     // "ember::zeros<float64>"
+  const char* subject;  // "shape, split and dtype"
+  std::uint64_t hash;   // of everything that must be alike on every rank
+  std::function<std::string()> describe;  // this rank's arguments, for the message (error path only)
+};
+// What a rank's local part of an entry point ended with: 0 fine; otherwise the
+// class of the exception: 1 value_error, 2 shape_error, 3 axis_error,
+// 4 type_error, 5 another ember::error, 6 out of memory (std::bad_alloc or
+// memory_error), 7 anything else.
+int error_class_of(std::exception_ptr e);
+[[noreturn]] void throw_error_class(int cls, const std::string& msg);
+// Collective (one allreduce of four int64; more only when something failed):
+// throws on every rank alike when the ranks' hashes differ (value_error naming
+// the ranks), when some but not all ranks failed (the first failing rank's
+// error, its class kept, naming the ranks; an allocation failure becomes
+// memory_error), and rethrows `local` when every rank failed (the arguments
+// being equal, that is the same error everywhere). Returns when every rank
+// succeeded.
+void agree_entry(const communicator& c, const entry_args& a, std::exception_ptr local);
+// A rank that failed alone with the checks off: ends the job (failure policy).
+[[noreturn]] void entry_failed_alone(const communicator& c, const char* what, std::exception_ptr e);
+
+// Runs `body` — everything a rank does alone before the entry point's first
+// collective: validation and allocation — and agrees on the outcome (above).
+// With one rank or EMBER_CHECK_REPLICATED=0 there is no collective; then an
+// ember::error (validation of replicated arguments: alike on every rank) is
+// rethrown, anything else (std::bad_alloc) ends the job on P > 1.
+template <class F>
+auto agreed_entry(const communicator& c, const entry_args& a, F&& body) -> decltype(body()) {
+  using R = decltype(body());
+  std::exception_ptr local;
+  std::optional<std::conditional_t<std::is_void_v<R>, bool, R>> result;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      body();
+      result.emplace(true);
+    } else {
+      result.emplace(body());
+    }
+  } catch (...) {
+    local = std::current_exception();
+  }
+  if (c.size() > 1 && metadata_checks()) agree_entry(c, a, local);
+  else if (local) {
+    if (c.size() > 1 && error_class_of(local) >= 6) entry_failed_alone(c, a.what, local);
+    std::rethrow_exception(local);
+  }
+  if constexpr (!std::is_void_v<R>) return std::move(*result);
+}
+
+// A null (default-constructed or moved-from) array handle used where the ranks
+// must act together (an expression, a move, I/O, linear algebra, printing): its
+// rank cannot know its peers' communicator, so it cannot tell them. With one
+// world rank (or EMBER_ON_FAILURE=throw) this throws ember::error; otherwise it
+// ends the job with one line naming the rank (runtime/failure.hpp), rather than
+// leave the peers waiting in a collective.
+[[noreturn]] void null_handle(const char* what);
+// Throws ember::error when MPI is not usable: never initialized (no
+// ember::environment yet) or already finalized (the environment ended).
+void require_mpi(const char* what);
 }  // namespace detail
 
 // ---------------------------------------------------------------------------

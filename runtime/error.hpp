@@ -27,6 +27,9 @@ class axis_error : public error { using error::error; };
 class type_error : public error { using error::error; };
 // A value outside its domain (negative extent, wrong number of ranks, ...).
 class value_error : public error { using error::error; };
+// Memory for an array's block (or a move's destination) could not be allocated
+// on some rank; the message names the rank(s), the bytes and the shape.
+class memory_error : public error { using error::error; };
 // An MPI call failed; carries the MPI error string.
 class communication_error : public error { using error::error; };
 // A GPU is missing or a CUDA runtime, cuBLAS or cuSOLVER call failed; code() is

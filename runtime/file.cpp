@@ -1,6 +1,8 @@
 #include "file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,12 +15,17 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
+
+#include "checked.hpp"
 
 namespace ember::io {
 
 namespace fs = std::filesystem;
 
 namespace detail {
+
+using ember::detail::arg_hash;
 
 namespace {
 std::string mpi_error(int rc) {
@@ -64,6 +71,22 @@ std::optional<std::string> agreed_error(const communicator& c, const std::string
 
 void agree(const communicator& c, const std::string& local_error) {
   if (auto e = agreed_error(c, local_error)) throw error(*e);
+}
+
+void same_arguments(const communicator& c, const std::string& what, const std::vector<std::string>& args) {
+  arg_hash h;
+  for (const auto& a : args) h.add(a);
+  ember::detail::agreed_entry(c, {what.c_str(), "arguments", h.h, [&] {
+                                    std::string d;
+                                    for (const auto& a : args) d += (d.empty() ? "" : ", ") + a;
+                                    return d;
+                                  }},
+                              [] {});
+}
+
+void* agreed_alloc(const communicator& c, const alloc_fn& alloc, const layout& l) {
+  return ember::detail::agreed_entry(c, {"ember::io", "layout", l.hash(), [] { return std::string(); }},
+                                     [&] { return alloc(l); });
 }
 
 void inject_fault(const std::string& stage, int rank) { fault() = {stage, rank}; }
@@ -261,12 +284,57 @@ void fsync_path(const std::string& p, bool directory) {
 }
 }  // namespace
 
+namespace {
+std::string host_name() {
+  char h[256] = {0};
+  if (::gethostname(h, sizeof h - 1) != 0 || !*h) return "host";
+  std::string s(h);
+  for (auto& ch : s)
+    if (ch == '/' || ch == ' ') ch = '_';
+  return s;
+}
+
+// Removes temporary files of `target` that a killed save left behind (see
+// file.hpp). Rank 0 only, best effort: whatever cannot be removed stays.
+void remove_stale_temps(const fs::path& dir, const std::string& target_name) {
+  const std::string prefix = "." + target_name + ".ember-tmp-";
+  const std::string me = host_name();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    // <host>-<pid>-<n>-<stamp> (host may contain '-'), or the older <pid>-<n>-<stamp>
+    std::vector<std::string> f;
+    std::string rest = name.substr(prefix.size());
+    for (int k = 0; k < 3; ++k) {
+      const auto dash = rest.rfind('-');
+      if (dash == std::string::npos) break;
+      f.push_back(rest.substr(dash + 1));
+      rest = rest.substr(0, dash);
+    }
+    bool stale = false;
+    if (f.size() == 3 && rest == me) {
+      const long pid = std::strtol(f[2].c_str(), nullptr, 10);
+      stale = pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+    } else {
+      std::error_code e2;
+      const auto t = fs::last_write_time(it->path(), e2);
+      stale = !e2 && fs::file_time_type::clock::now() - t > std::chrono::hours(24);
+    }
+    if (stale) {
+      std::error_code e3;
+      fs::remove(it->path(), e3);
+    }
+  }
+}
+}  // namespace
+
 atomic_target::atomic_target(const communicator& c, std::string path, std::string what)
     : comm_(&c), path_(std::move(path)), what_(std::move(what)) {
   std::string err;
   if (c.rank() == 0) {
     // The temporary file lives next to the target: rename() is atomic only within
-    // one file system. Its name is unique per process and call.
+    // one file system. Its name is unique per host, process and call.
     static std::atomic<unsigned> counter{0};
     const fs::path p(path_);
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
@@ -274,8 +342,9 @@ atomic_target::atomic_target(const communicator& c, std::string path, std::strin
     if (p.filename().empty()) err = what_ + ": '" + path_ + "' names no file";
     else if (!fs::is_directory(dir, ec)) err = what_ + ": cannot save '" + path_ + "': directory '" + dir.string() + "' does not exist";
     else if (fs::is_directory(p, ec)) err = what_ + ": cannot save '" + path_ + "': it is a directory";
+    if (err.empty()) remove_stale_temps(dir, p.filename().string());
     const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    temp_ = (dir / ("." + p.filename().string() + ".ember-tmp-" + std::to_string(::getpid()) + "-" +
+    temp_ = (dir / ("." + p.filename().string() + ".ember-tmp-" + host_name() + "-" + std::to_string(::getpid()) + "-" +
                     std::to_string(counter++) + "-" + std::to_string(stamp % 1000000)))
                 .string();
   }
@@ -290,11 +359,66 @@ atomic_target::~atomic_target() {
   }
 }
 
-void atomic_target::commit(const std::string& local_error, bool durable) {
+void atomic_target::reserve(std::int64_t bytes) {
+  std::string err;
+  if (comm_->rank() == 0 && bytes > 0) {
+    const int fd = ::open(temp_.c_str(), O_WRONLY);
+    if (fd < 0) {
+      err = what_ + ": cannot open '" + temp_ + "' to reserve space: " + std::strerror(errno);
+    } else {
+      // FALLOC_FL_KEEP_SIZE: blocks reserved, size unchanged.
+      if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(bytes)) != 0) {
+        const int e = errno;
+        if (e == ENOSPC || e == EDQUOT || e == EFBIG) {
+          const fs::path p(path_);
+          std::error_code ec;
+          const auto sp = fs::space(p.has_parent_path() ? p.parent_path() : fs::path("."), ec);
+          err = what_ + ": cannot save '" + path_ + "': it needs " + ember::detail::bytes_str(bytes) +
+                (ec ? std::string() : ", the file system has " + ember::detail::bytes_str(std::int64_t(sp.available)) + " free") +
+                " (" + std::strerror(e) + ")";
+        }
+        // EOPNOTSUPP, ENOSYS, EINVAL: no reservation here; commit's checks remain.
+      }
+      ::close(fd);
+    }
+  }
+  detail::agree(*comm_, err);
+}
+
+void atomic_target::commit(const std::string& local_error, bool durable, std::int64_t expected_bytes,
+                           std::int64_t min_bytes) {
   done_ = true;
   const bool existed = comm_->rank() == 0 && fs::exists(path_);
   const std::string keep = existed ? "; the previous '" + path_ + "' is unchanged" : "; no file was written";
-  if (auto e = detail::agreed_error(*comm_, local_error)) {
+  std::string err = local_error;
+  // Every rank reported success for its own writes: rank 0 checks what reached
+  // the file (a collective write's aggregator may lose a short write).
+  if (comm_->rank() == 0 && err.empty() && (expected_bytes >= 0 || min_bytes >= 0)) {
+    struct stat st {};
+    if (::stat(temp_.c_str(), &st) != 0) {
+      err = "cannot stat '" + temp_ + "': " + std::strerror(errno);
+    } else {
+      const std::int64_t size = std::int64_t(st.st_size);
+      if (expected_bytes >= 0 && size != expected_bytes)
+        err = "the written file has " + std::to_string(size) + " bytes, the data needs " + std::to_string(expected_bytes) +
+              " (a write was lost: is the disk full?)";
+      else if (min_bytes >= 0 && size < min_bytes)
+        err = "the written file has " + std::to_string(size) + " bytes, its data ends at byte " + std::to_string(min_bytes) +
+              " (a write was lost: is the disk full?)";
+      if (err.empty() && size > 0) {
+        const int fd = ::open(temp_.c_str(), O_RDONLY);
+        if (fd >= 0) {
+          // A hole before the end: bytes some rank reported written never landed.
+          const off_t hole = ::lseek(fd, 0, SEEK_HOLE);
+          if (hole >= 0 && std::int64_t(hole) < size)
+            err = "the written file has a hole at byte " + std::to_string(hole) + " of " + std::to_string(size) +
+                  " (a write was lost: is the disk full?)";
+          ::close(fd);
+        }
+      }
+    }
+  }
+  if (auto e = detail::agreed_error(*comm_, err)) {
     if (comm_->rank() == 0) {
       std::error_code ec;
       fs::remove(temp_, ec);
@@ -304,8 +428,8 @@ void atomic_target::commit(const std::string& local_error, bool durable) {
     bcast_string(*comm_, k, 0);
     throw error(what_ + ": saving '" + path_ + "' failed: " + *e + k);
   }
-  // Every rank has written, synced and closed: the data is in the temporary file.
-  std::string err;
+  // Every rank has written, synced and closed, and the file is whole.
+  err.clear();
   if (comm_->rank() == 0) {
     std::error_code ec;
     fs::rename(temp_, path_, ec);
@@ -328,6 +452,18 @@ namespace {
 std::string dname(int code) {
   static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64"};
   return n[(code >= 1 && code <= 5) ? code : 0];
+}
+
+// Rank 0's header write, its byte count checked.
+std::string write_header(mpi_file& f, const std::string& header) {
+  MPI_Status st;
+  const int rc = MPI_File_write_at(f.native(), 0, header.data(), int(header.size()), MPI_BYTE, &st);
+  if (rc != MPI_SUCCESS) return "writing the header failed: " + mpi_error(rc);
+  int got = 0;
+  MPI_Get_count(&st, MPI_BYTE, &got);
+  if (got != int(header.size()))
+    return "short write of the header: " + std::to_string(got) + " of " + std::to_string(header.size()) + " bytes";
+  return {};
 }
 
 void byteswap(void* p, std::int64_t n, int itemsize) {
@@ -416,6 +552,7 @@ npy_header read_npy_header(const communicator& c, const std::string& path, std::
 
 void load_npy(const communicator& c, const std::string& path, int code, int ndim, std::optional<int> split,
               const std::string& what, const alloc_fn& alloc) {
+  detail::same_arguments(c, what, {"file '" + path + "'", "split " + ember::detail::axis_str(split)});
   std::int64_t fsize = 0;
   const npy_header h = read_npy_header(c, path, &fsize);
   // Every check below uses only the broadcast header: identical on every rank.
@@ -431,7 +568,7 @@ void load_npy(const communicator& c, const std::string& path, int code, int ndim
                 std::to_string(h.data_offset) + "-byte header, but the file has " + std::to_string(fsize) + " bytes");
   if (split) check_axis(*split, ndim, "load_npy");
   const layout l = layout::balanced(h.shape, split, c.size());
-  void* dst = alloc(l);
+  void* dst = detail::agreed_alloc(c, alloc, l);
   const std::size_t item = std::size_t(h.itemsize);
   const index_vec ls = l.lshape(c.rank());
   std::int64_t n = 1;
@@ -466,16 +603,16 @@ void load_npy(const communicator& c, const std::string& path, int code, int ndim
 void save_npy(const communicator& c, const std::string& path, int code, const layout& l, const void* src, bool sync) {
   static_assert(std::endian::native == std::endian::little, "ember::io writes little-endian .npy data as it is in memory");
   const std::string what = "ember::io::save_npy";
+  detail::same_arguments(c, what, {"file '" + path + "'", dname(code) + " array of shape " + ember::detail::shape_str(l.shape()),
+                                   "split " + ember::detail::axis_str(l.split()), sync ? "sync" : "no sync"});
   const std::string header = make_npy_header(code, l.shape());
   const std::int64_t item = std::int64_t(dtype_size(code));
+  const std::int64_t total = std::int64_t(header.size()) + ember::detail::checked_bytes(l.shape(), item, what);
   atomic_target t(c, path, what);
   mpi_file f(c, t.temp_path(), MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL, what.c_str());
+  t.reserve(total);
   std::string err;
-  if (c.rank() == 0) {
-    MPI_Status st;
-    const int rc = MPI_File_write_at(f.native(), 0, header.data(), int(header.size()), MPI_BYTE, &st);
-    if (rc != MPI_SUCCESS) err = "writing the header failed: " + mpi_error(rc);
-  }
+  if (c.rank() == 0) err = write_header(f, header);
   if (detail::fault_here(c, "save:before_data")) err = "injected fault at save:before_data";
   // A replicated array is written in parallel too: each rank writes its balanced
   // share of rows from its full copy.
@@ -493,7 +630,7 @@ void save_npy(const communicator& c, const std::string& path, int code, const la
   if (err.empty() && detail::fault_here(c, "save:after_data")) err = "injected fault at save:after_data";
   const std::string cerr = f.close(sync);
   if (err.empty()) err = cerr;
-  t.commit(err, sync);
+  t.commit(err, sync, total);
 }
 
 // ---------------------------------------------------------------------------
@@ -501,6 +638,7 @@ void save_npy(const communicator& c, const std::string& path, int code, const la
 
 csv_rows read_csv(const communicator& c, const std::string& path, int code, char sep, bool header) {
   const std::string what = "ember::io::load_csv<" + dname(code) + ">";
+  detail::same_arguments(c, what, {"file '" + path + "'", std::string("separator '") + sep + "'", header ? "header" : "no header"});
   mpi_file f(c, path, MPI_MODE_RDONLY, what.c_str());
   std::string err;
   const std::int64_t S = f.size(err);
@@ -597,6 +735,9 @@ csv_rows read_csv(const communicator& c, const std::string& path, int code, char
 void write_csv(const communicator& c, const std::string& path, int code, const void* data, std::int64_t rows,
                std::int64_t cols, char sep, const std::string& header, bool sync) {
   const std::string what = "ember::io::save_csv";
+  detail::same_arguments(c, what, {"file '" + path + "'", dname(code) + " rows of " + std::to_string(cols) + " columns",
+                                   std::string("separator '") + sep + "'", "header '" + header + "'",
+                                   sync ? "sync" : "no sync"});
   std::string head = header;
   if (!head.empty() && head.back() != '\n') head += '\n';
   std::string text, err;
@@ -609,13 +750,13 @@ void write_csv(const communicator& c, const std::string& path, int code, const v
   mpi_file f(c, t.temp_path(), MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL, what.c_str());
   // Rank order: each rank's text starts where the previous ranks' ends.
   const auto lens = c.allgather(std::int64_t(text.size()));
-  std::int64_t off = std::int64_t(head.size());
-  for (int q = 0; q < c.rank(); ++q) off += lens[std::size_t(q)];
-  if (c.rank() == 0 && !head.empty()) {
-    MPI_Status st;
-    const int rc = MPI_File_write_at(f.native(), 0, head.data(), int(head.size()), MPI_BYTE, &st);
-    if (rc != MPI_SUCCESS) err = "writing the header failed: " + mpi_error(rc);
+  std::int64_t off = std::int64_t(head.size()), total = std::int64_t(head.size());
+  for (int q = 0; q < c.size(); ++q) {
+    if (q < c.rank()) off += lens[std::size_t(q)];
+    total += lens[std::size_t(q)];
   }
+  t.reserve(total);
+  if (c.rank() == 0 && !head.empty() && err.empty()) err = write_header(f, head);
   if (detail::fault_here(c, "save:before_data")) err = "injected fault at save:before_data";
   const file_slab s{off, 1, std::int64_t(text.size()), std::int64_t(text.size())};
   const std::string werr = f.write_slab(s, text.data(), !err.empty());
@@ -623,7 +764,7 @@ void write_csv(const communicator& c, const std::string& path, int code, const v
   if (err.empty() && detail::fault_here(c, "save:after_data")) err = "injected fault at save:after_data";
   const std::string cerr = f.close(sync);
   if (err.empty()) err = cerr;
-  t.commit(err, sync);
+  t.commit(err, sync, total);
 }
 
 }  // namespace ember::io

@@ -25,6 +25,9 @@
 
 namespace ember::io {
 
+// Called with the layout of the array to create; returns its local buffer.
+using alloc_fn = std::function<void*(const layout&)>;
+
 namespace detail {
 
 // Collective. `local_error` is empty when this rank succeeded. When any rank
@@ -33,6 +36,15 @@ namespace detail {
 std::optional<std::string> agreed_error(const communicator& c, const std::string& local_error);
 // The same, throwing ember::error on every rank.
 void agree(const communicator& c, const std::string& local_error);
+
+// Collective: one allreduce that every rank passes the same `args` (file name,
+// dataset, dtype, shape, split, options) to the I/O call `what`; otherwise every
+// rank throws the same value_error naming the ranks and what each passed (two
+// ranks writing different files would otherwise silently share rank 0's).
+void same_arguments(const communicator& c, const std::string& what, const std::vector<std::string>& args);
+// Runs alloc(l) and agrees on the outcome: one rank out of memory is a
+// memory_error on every rank (the caller has not read anything yet).
+void* agreed_alloc(const communicator& c, const alloc_fn& alloc, const layout& l);
 
 // Fault injection, for tests and for checking the save protocol by hand: the
 // given world-`rank` of a communicator fails the next saves at `stage`
@@ -92,11 +104,19 @@ class mpi_file {
 };
 
 // The atomic save protocol. The data is written to a temporary file in the
-// target's directory (rank 0 picks the name and broadcasts it); `commit` then
-// agrees on every rank's outcome and, only if every rank finished (and synced
-// and closed the file), rank 0 renames the temporary file over the target and
-// syncs the directory. Otherwise rank 0 removes the temporary file, the target
-// is untouched, and every rank throws the same error naming the failing rank.
+// target's directory (rank 0 picks the name and broadcasts it); `reserve` asks
+// the file system for the space first (a full disk is an error before a byte is
+// written); `commit` then agrees on every rank's outcome, checks on rank 0 that
+// the temporary file has the size the data needs and no hole (a write that an
+// MPI-IO aggregator dropped without an error), and only if all of that holds
+// renames it over the target and syncs the directory. Otherwise rank 0 removes
+// the temporary file, the target is untouched, and every rank throws the same
+// error naming the failing rank.
+//
+// Temporary files are named ".<target>.ember-tmp-<host>-<pid>-<n>-<stamp>". A
+// save removes the ones of the same target left by a killed job: those of a
+// process of this host that no longer exists, and those of other hosts (or of
+// the older naming) untouched for 24 hours.
 class atomic_target {
  public:
   atomic_target(const communicator& c, std::string path, std::string what);
@@ -104,19 +124,24 @@ class atomic_target {
   atomic_target(const atomic_target&) = delete;
   atomic_target& operator=(const atomic_target&) = delete;
   const std::string& temp_path() const { return temp_; }
+  // Collective, after the temporary file exists: rank 0 reserves `bytes` for it
+  // (fallocate, keeping the size: the size check in commit still sees a short
+  // file). No space is an error on every rank; a file system without
+  // fallocate is left to the checks in commit.
+  void reserve(std::int64_t bytes);
   // `durable`: also fsync the directory after the rename (with ext4's ordered
   // mode that flushes the file's data too, so it is skipped when the caller
-  // did not ask for a synced save).
-  void commit(const std::string& local_error, bool durable = true);
+  // did not ask for a synced save). `expected_bytes`: the exact size the file
+  // must have (-1: unknown); `min_bytes`: at least this many (HDF5: where the
+  // dataset's data ends).
+  void commit(const std::string& local_error, bool durable = true, std::int64_t expected_bytes = -1,
+              std::int64_t min_bytes = -1);
 
  private:
   const communicator* comm_;
   std::string path_, temp_, what_;
   bool done_ = false;
 };
-
-// Called with the layout of the array to create; returns its local buffer.
-using alloc_fn = std::function<void*(const layout&)>;
 
 // ---- .npy ----
 // Rank 0 reads and parses the header and broadcasts it: every rank gets the same

@@ -1,6 +1,7 @@
 // Parallel HDF5 (collective I/O over MPI-IO, hyperslab selections). Compiled
 // with EMBER_HAVE_HDF5 when meson found parallel HDF5 (option -Dhdf5); without it
 // the entry points throw, so the library and its users build either way.
+#include "checked.hpp"
 #include "file.hpp"
 
 #ifdef EMBER_HAVE_HDF5
@@ -153,6 +154,8 @@ bool hdf5_available() { return true; }
 void load_hdf5(const communicator& c, const std::string& path, const std::string& dataset, int code, int ndim,
                std::optional<int> split, const std::string& what, const alloc_fn& alloc) {
   quiet_hdf5 q;
+  detail::same_arguments(c, what, {"file '" + path + "'", "dataset '" + dataset + "'",
+                                   "split " + ember::detail::axis_str(split)});
   const std::string where = "dataset '" + dataset + "' of '" + path + "'";
   std::string err;
   // Every rank opens the file and reads the same metadata (HDF5's parallel
@@ -182,7 +185,7 @@ void load_hdf5(const communicator& c, const std::string& path, const std::string
                       ember::detail::shape_str(shape) + ", not a " + std::to_string(ndim) + "-dimensional one");
   if (split) check_axis(*split, ndim, "load_hdf5");
   const layout l = layout::balanced(shape, split, c.size());
-  void* dst = alloc(l);
+  void* dst = detail::agreed_alloc(c, alloc, l);
   h5 mtype(mem_type(code), H5Tclose);
   h5 mspace(mem_space(l, c.rank()), H5Sclose);
   select_block(fspace, l, c.rank());
@@ -198,13 +201,20 @@ void save_hdf5(const communicator& c, const std::string& path, const std::string
                const layout& l, const void* src, bool sync) {
   quiet_hdf5 q;
   const std::string what = "ember::io::save_hdf5";
+  detail::same_arguments(c, what, {"file '" + path + "'", "dataset '" + dataset + "'",
+                                   dname(code) + " array of shape " + ember::detail::shape_str(l.shape()),
+                                   "split " + ember::detail::axis_str(l.split()), sync ? "sync" : "no sync"});
+  const std::int64_t data_bytes = ember::detail::checked_bytes(l.shape(), std::int64_t(dtype_size(code)), what);
   atomic_target t(c, path, what);
   std::string err;
+  std::int64_t data_end = -1;  // where the dataset's data ends in the file
   {
     h5 fapl = open_fapl(c);
     h5 file(H5Fcreate(t.temp_path().c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl), H5Fclose);
     if (!file.ok()) err = "cannot create '" + t.temp_path() + "'";
     detail::agree(c, err.empty() ? err : what + ": " + err);
+    // The data plus room for HDF5's metadata: a full disk fails here, before any write.
+    t.reserve(data_bytes + (64 << 10));
     std::vector<hsize_t> dims(l.shape().begin(), l.shape().end());
     h5 fspace(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
     h5 ftype(code == 1 ? bool_type() : H5Tcopy(code == 2 ? H5T_STD_I32LE : code == 3 ? H5T_STD_I64LE
@@ -239,14 +249,23 @@ void save_hdf5(const communicator& c, const std::string& path, const std::string
       err = "writing dataset '" + dataset + "' failed";
     if (err.empty() && detail::fault_here(c, "save:after_data")) err = "injected fault at save:after_data";
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 && err.empty()) err = "flushing '" + t.temp_path() + "' failed";
-  }  // every handle closed (collectively) here
+    // Contiguous storage is allocated at creation in parallel HDF5: its offset
+    // plus its size is the least the file must hold (checked in commit).
+    const haddr_t at = l.numel() > 0 ? H5Dget_offset(dset) : HADDR_UNDEF;
+    if (at != HADDR_UNDEF) data_end = std::int64_t(at) + data_bytes;
+    // Closing writes the remaining metadata: its result counts too.
+    H5Dclose(dset.id);
+    dset.id = -1;
+    if (H5Fclose(file.id) < 0 && err.empty()) err = "closing '" + t.temp_path() + "' failed";
+    file.id = -1;
+  }  // every other handle closed (collectively) here
   if (sync && c.rank() == 0 && err.empty()) {
     // HDF5's MPI-IO driver does not fsync on close; the protocol promises data on disk before the rename.
     const int fd = ::open(t.temp_path().c_str(), O_RDONLY);
     if (fd < 0 || ::fsync(fd) != 0) err = "syncing '" + t.temp_path() + "' failed";
     if (fd >= 0) ::close(fd);
   }
-  t.commit(err, sync);
+  t.commit(err, sync, -1, data_end);
 }
 
 #endif

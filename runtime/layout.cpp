@@ -5,6 +5,8 @@
 #include <numeric>
 #include <string>
 
+#include "checked.hpp"
+
 namespace ember {
 
 std::int64_t box_nd::volume() const {
@@ -43,6 +45,14 @@ std::vector<int> distribution::owners(const box_nd&) const {
   return all;
 }
 
+void check_shape(const index_vec& shape) {
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0)
+      throw value_error("ember: negative extent " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
+                        " in shape " + detail::shape_str(shape));
+  detail::checked_numel(shape, "ember");
+}
+
 void check_axis(int axis, int ndim, const char* where) {
   if (axis < 0 || axis >= ndim)
     throw axis_error(std::string("ember::") + where + ": axis " + std::to_string(axis) +
@@ -75,10 +85,7 @@ std::shared_ptr<const layout::split_map> layout::make_map(index_vec extents) {
 
 layout::layout(index_vec shape, std::optional<int> split, index_vec extents)
     : shape_(std::move(shape)), split_(split), nranks_(int(extents.size())) {
-  for (std::size_t d = 0; d < shape_.size(); ++d)
-    if (shape_[d] < 0)
-      throw value_error("ember: negative extent " + std::to_string(shape_[d]) + " on axis " + std::to_string(d) +
-                        " in shape " + detail::shape_str(shape_));
+  check_shape(shape_);
   if (!split_) throw value_error("ember::layout: a split layout needs a split axis (use replicated_layout)");
   check_axis(*split_, int(shape_.size()), "layout");
   if (nranks_ < 1) throw value_error("ember::layout: no ranks");
@@ -88,7 +95,12 @@ layout::layout(index_vec shape, std::optional<int> split, index_vec extents)
       throw value_error("ember: negative extent " + std::to_string(extents[std::size_t(r)]) + " for rank " +
                         std::to_string(r) + " along split axis " + std::to_string(*split_) + " of shape " +
                         detail::shape_str(shape_));
-    sum += extents[std::size_t(r)];
+    const auto next = detail::add_checked(sum, extents[std::size_t(r)]);
+    if (!next)
+      throw shape_error("ember: per-rank extents " + detail::shape_str(extents) + " along split axis " +
+                        std::to_string(*split_) + " of shape " + detail::shape_str(shape_) +
+                        " overflow a 64-bit sum; they must sum to " + std::to_string(shape_[std::size_t(*split_)]));
+    sum = *next;
   }
   if (sum != shape_[std::size_t(*split_)])
     throw shape_error("ember: per-rank extents " + detail::shape_str(extents) + " along split axis " +
@@ -127,10 +139,7 @@ const index_vec& layout::extents() const {
 }
 
 layout replicated_layout(index_vec shape, int nranks) {
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] < 0)
-      throw value_error("ember: negative extent " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
-                        " in shape " + detail::shape_str(shape));
+  check_shape(shape);
   layout l;
   l.shape_ = std::move(shape);
   l.nranks_ = nranks;
@@ -151,11 +160,8 @@ layout layout::balanced(index_vec shape, std::optional<int> split, int nranks) {
     if (cache.size() > 1024) cache.clear();
     it = cache.emplace(key, make_map(balanced_extents(key.first, nranks))).first;
   }
+  check_shape(shape);
   layout l;
-  for (std::size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] < 0)
-      throw value_error("ember: negative extent " + std::to_string(shape[d]) + " on axis " + std::to_string(d) +
-                        " in shape " + detail::shape_str(shape));
   l.shape_ = std::move(shape);
   l.split_ = split;
   l.map_ = it->second;

@@ -115,6 +115,9 @@ class layout final : public distribution {
 
 layout replicated_layout(index_vec shape, int nranks);
 
+// Throws value_error for a negative extent, or when the shape's element count
+// overflows 64 bits (runtime/checked.hpp).
+void check_shape(const index_vec& shape);
 // Throws axis_error unless 0 <= axis < ndim.
 void check_axis(int axis, int ndim, const char* where);
 // Validates a Heat-style target map (one row per rank, the array's lshape on that

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstddef>
 #include <memory>
 #include <new>
 
@@ -23,6 +24,8 @@ void aligned_free_counted(void* p, std::size_t bytes) noexcept;
 
 template <class T>
 std::shared_ptr<T[]> allocate(std::int64_t n) {
+  // A count whose bytes overflow is a request no machine can meet.
+  if (n > 0 && std::uint64_t(n) > std::uint64_t(PTRDIFF_MAX) / sizeof(T)) throw std::bad_alloc();
   const std::size_t bytes = std::size_t(n > 0 ? n : 0) * sizeof(T);
   T* p = static_cast<T*>(aligned_alloc_counted(bytes));
   return std::shared_ptr<T[]>(p, [bytes](T* q) { aligned_free_counted(q, bytes); });

@@ -15,7 +15,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_adversarial"]
+# Binaries whose cases are about several ranks disagreeing: not run at 1 rank.
+MIN_RANKS = {"test_adversarial": 2}
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
            ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
            ("examples dataparallel, box_reshape at 1-4 ranks",
@@ -183,6 +185,37 @@ def run_gpu_tests(tally, build):
     return proc.returncode == 0 and ran > 0
 
 
+def mount_small_fs(tmp):
+    """A 1 MiB tmpfs for test_adversarial's full-disk cases (issue 22), or None
+    where this process may not mount one (not root, or no mount in a container)."""
+    d = os.path.join(tmp, "smallfs")
+    os.makedirs(d, exist_ok=True)
+    if os.geteuid() != 0:
+        return None
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", d], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    return d if p.returncode == 0 else None
+
+
+def adversarial_args(tally, variant, small_fs, env):
+    """Catch2 arguments and environment for test_adversarial in `variant`: the
+    full-disk cases need the small file system (skipped, visibly, without one);
+    the out-of-memory cases limit a rank's address space, which the sanitizers'
+    shadow memory makes meaningless (skipped under asan)."""
+    excluded = []
+    if small_fs:
+        env["EMBER_TEST_SMALLFS"] = small_fs
+    else:
+        excluded.append("[disk]")
+        tally.skipped += 2
+        tally.skip_reasons.append(f"test_adversarial [disk] in {variant}: no tmpfs could be mounted")
+    if variant == "asan":
+        excluded.append("[memory]")
+        tally.skipped += 1
+        tally.skip_reasons.append("test_adversarial [memory] under asan: RLIMIT_AS and shadow memory")
+    return (["".join("~" + e for e in excluded)] if excluded else []), env
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -201,6 +234,7 @@ def main():
     binaries = [b for b in DISTRIBUTED if not args.only or b in args.only.split(",")]
     tally = Tally()
     tmp = tempfile.mkdtemp(prefix="ember-tests-")
+    small_fs = mount_small_fs(tmp)
     here = os.path.dirname(os.path.abspath(__file__))
     for variant in [v for v in variants if v in VARIANTS]:
         ranks = [int(x) for x in (args.ranks or VARIANTS[variant]).split(",")]
@@ -217,8 +251,13 @@ def main():
                 tally.add(False, f"[{variant}] {b}: {exe} is not built")
                 print(f"{variant:<8} {b:<24} NOT BUILT ({exe})", flush=True)
                 continue
+            bargs, benv = [], dict(extra_env)
+            if b == "test_adversarial":
+                bargs, benv = adversarial_args(tally, variant, small_fs, benv)
             for p in ranks:
-                run_binary(tally, tmp, variant, exe, b, p, timeout, extra_env, mpirun_args)
+                if p < MIN_RANKS.get(b, 1):
+                    continue
+                run_binary(tally, tmp, variant, exe, b, p, timeout, benv, mpirun_args, bargs)
         print(f"{variant:<8} done in {time.time() - t0:.0f} s", flush=True)
         if variant == "release" and not args.no_scripts and not args.only:
             for name, cmd in SCRIPTS:
@@ -239,6 +278,16 @@ def main():
             print(f"faults   {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
             tally.add(ok, f"[faults] {name}: {detail}")
         print(f"faults   done in {time.time() - t0:.0f} s", flush=True)
+    if "faults" in variants and not args.only:
+        sys.path.insert(0, os.path.join(here, "adversarial"))
+        import run as adversarial  # tests/adversarial/run.py
+        t0 = time.time()
+        for name, ok, detail in adversarial.scenarios(args.build):
+            print(f"advers.  {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
+            tally.add(ok, f"[adversarial] {name}: {detail}")
+        print(f"advers.  done in {time.time() - t0:.0f} s", flush=True)
+    if small_fs:
+        subprocess.run(["umount", small_fs])
     for f in tally.failures:
         print("\nFAILURE: " + f)
     if tally.skipped:
