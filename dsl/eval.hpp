@@ -432,7 +432,14 @@ void transpose_local(const T* in, T* out, const index_vec& ls) {
   }
 }
 
-inline std::shared_ptr<void> alloc_bytes(std::int64_t n) { return allocate<unsigned char>(std::max<std::int64_t>(n, 1)); }
+inline std::shared_ptr<void> alloc_bytes(std::int64_t n) {
+  try {
+    return allocate<unsigned char>(std::max<std::int64_t>(n, 1));
+  } catch (const std::bad_alloc&) {
+    // inside a plan step: the failure policy reports it with the rank and the step
+    throw memory_error("ember: out of memory: cannot allocate " + bytes_str(n) + " for a value of the plan");
+  }
+}
 
 template <int MR>
 kernel::space<MR> space_of(const layout& l, int rank) {

@@ -204,10 +204,14 @@ dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_
                          [&] { return "start " + std::to_string(start) + ", stop " + std::to_string(stop) + ", step " + std::to_string(step); },
                          [&] {
                            if (step == 0) throw value_error("ember::arange: step must not be zero");
+                           if (std::isnan(n))
+                             throw value_error("ember::arange: start " + std::to_string(start) + ", stop " +
+                                               std::to_string(stop) + " and step " + std::to_string(step) +
+                                               " give no number of values");
                            if (!std::isfinite(n))
                              throw value_error("ember::arange: start " + std::to_string(start) + ", stop " +
                                                std::to_string(stop) + " and step " + std::to_string(step) +
-                                               " give no finite number of values");
+                                               " give infinitely many values (the array is too big)");
                          }};
   auto a = detail::make<T>(std::array<std::int64_t, 1>{count}, o, true, x, "ember::arange");
   detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });

@@ -375,7 +375,8 @@ void atomic_target::reserve(std::int64_t bytes) {
           const auto sp = fs::space(p.has_parent_path() ? p.parent_path() : fs::path("."), ec);
           err = what_ + ": cannot save '" + path_ + "': it needs " + ember::detail::bytes_str(bytes) +
                 (ec ? std::string() : ", the file system has " + ember::detail::bytes_str(std::int64_t(sp.available)) + " free") +
-                " (" + std::strerror(e) + ")";
+                " (" + std::strerror(e) + ")" +
+                (fs::exists(path_) ? "; the previous '" + path_ + "' is unchanged" : "; no file was written");
         }
         // EOPNOTSUPP, ENOSYS, EINVAL: no reservation here; commit's checks remain.
       }

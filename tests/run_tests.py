@@ -7,6 +7,7 @@ failure that names the binary and the rank count. Ends with one line:
     tests: N passed, M failed
 """
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -271,21 +272,16 @@ def main():
         run_gpu_array_tests(tally, tmp, args.build, run_gpu_tests(tally, args.build))
         run_hostsim(tally, tmp, args.build)
     if "faults" in variants and not args.only:
-        sys.path.insert(0, os.path.join(here, "faults"))
-        import run as faults  # tests/faults/run.py
-        t0 = time.time()
-        for name, ok, detail in faults.scenarios(args.build):
-            print(f"faults   {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
-            tally.add(ok, f"[faults] {name}: {detail}")
-        print(f"faults   done in {time.time() - t0:.0f} s", flush=True)
-    if "faults" in variants and not args.only:
-        sys.path.insert(0, os.path.join(here, "adversarial"))
-        import run as adversarial  # tests/adversarial/run.py
-        t0 = time.time()
-        for name, ok, detail in adversarial.scenarios(args.build):
-            print(f"advers.  {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
-            tally.add(ok, f"[adversarial] {name}: {detail}")
-        print(f"advers.  done in {time.time() - t0:.0f} s", flush=True)
+        # tests/faults/run.py, then tests/adversarial/run.py: scenarios that end jobs
+        for label, folder in (("faults", "faults"), ("advers.", "adversarial")):
+            spec = importlib.util.spec_from_file_location(f"{folder}_run", os.path.join(here, folder, "run.py"))
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            t0 = time.time()
+            for name, ok, detail in module.scenarios(args.build):
+                print(f"{label:<8} {name:<70} {'ok' if ok else 'FAILED'}", flush=True)
+                tally.add(ok, f"[{folder}] {name}: {detail}")
+            print(f"{label:<8} done in {time.time() - t0:.0f} s", flush=True)
     if small_fs:
         subprocess.run(["umount", small_fs])
     for f in tally.failures:

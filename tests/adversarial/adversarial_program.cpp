@@ -84,9 +84,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "env_garbage") {
-    auto a = ember::arange<double>(0, 10, 1, {.split = 0});
-    auto b = ember::arange<double>(0, 10, 1, {.split = ember::none});
-    report(rank, [&] { (void)ember::sum(a + b); });
+    report(rank, [&] {
+      auto a = ember::arange<double>(0, 10, 1, {.split = 0});
+      auto b = ember::arange<double>(0, 10, 1, {.split = ember::none});
+      (void)ember::sum(a + b);
+    });
     return 0;
   }
   if (mode == "oom_eval") {

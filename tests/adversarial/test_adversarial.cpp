@@ -21,9 +21,9 @@
 //              eigh and p?gesvd on NaN say so instead of "illegal value"
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -252,13 +252,11 @@ TEST_CASE("stale temporaries of a killed save are removed by the next save", "[a
   W().barrier();
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  // a pid that is certainly gone: a child that has exited and been reaped
-  pid_t dead = 0;
-  if (me() == 0) {
-    dead = fork();
-    if (dead == 0) _exit(0);
-    waitpid(dead, nullptr, 0);
-  }
+  // a pid no process has: the highest free one below pid_max
+  long pid_max = 32768;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  long dead = pid_max - 1;
+  while (dead > 1 && !(kill(pid_t(dead), 0) != 0 && errno == ESRCH)) --dead;
   const std::string stale = dir + "/.t.npy.ember-tmp-" + std::string(host) + "-" + std::to_string(dead) + "-0-1";
   const std::string live = dir + "/.t.npy.ember-tmp-" + std::string(host) + "-" + std::to_string(getppid()) + "-0-2";
   const std::string old_format = dir + "/.t.npy.ember-tmp-12345-0-3";
