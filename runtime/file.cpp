@@ -391,10 +391,12 @@ void atomic_target::commit(const std::string& local_error, bool durable, std::in
   done_ = true;
   const bool existed = comm_->rank() == 0 && fs::exists(path_);
   const std::string keep = existed ? "; the previous '" + path_ + "' is unchanged" : "; no file was written";
-  std::string err = local_error;
-  // Every rank reported success for its own writes: rank 0 checks what reached
-  // the file (a collective write's aggregator may lose a short write).
-  if (comm_->rank() == 0 && err.empty() && (expected_bytes >= 0 || min_bytes >= 0)) {
+  // First every rank's own outcome; only when every rank reported success for
+  // its writes does rank 0 check what reached the file (a collective write's
+  // aggregator may lose a short write without an error).
+  auto e = detail::agreed_error(*comm_, local_error);
+  std::string err;
+  if (!e && comm_->rank() == 0 && (expected_bytes >= 0 || min_bytes >= 0)) {
     struct stat st {};
     if (::stat(temp_.c_str(), &st) != 0) {
       err = "cannot stat '" + temp_ + "': " + std::strerror(errno);
@@ -419,7 +421,8 @@ void atomic_target::commit(const std::string& local_error, bool durable, std::in
       }
     }
   }
-  if (auto e = detail::agreed_error(*comm_, err)) {
+  if (!e) e = detail::agreed_error(*comm_, err);
+  if (e) {
     if (comm_->rank() == 0) {
       std::error_code ec;
       fs::remove(temp_, ec);
