@@ -320,9 +320,11 @@ class dndarray {
   // The arguments of each move, hashed with the array's own layout (a rank
   // holding another array is a divergence too) and described for the message.
   detail::entry_args plain_entry(const char* what) const {
+    op_st(what);  // a null handle ends the job here (P > 1), before any collective
     return {what, "array", st().lay.hash(), [this] { return describe(); }};
   }
   detail::entry_args map_entry(const map_type& m, const char* what) const {
+    op_st(what);  // a null handle ends the job here (P > 1), before any collective
     detail::arg_hash h;
     h.add(st().lay.hash()).add(m.size());
     for (const auto& row : m)
@@ -334,11 +336,13 @@ class dndarray {
             }};
   }
   detail::entry_args axis_entry(split_axis axis, const char* what) const {
+    op_st(what);  // a null handle ends the job here (P > 1), before any collective
     detail::arg_hash h;
     h.add(st().lay.hash()).add(axis ? std::uint64_t(*axis) + 1 : 0);
     return {what, "array and split axis", h.h, [this, axis] { return describe() + ", to axis " + detail::axis_str(axis); }};
   }
   detail::entry_args layout_entry(const ember::layout& l, const char* what) const {
+    op_st(what);  // a null handle ends the job here (P > 1), before any collective
     detail::arg_hash h;
     h.add(st().lay.hash()).add(l.hash());
     return {what, "array and target layout", h.h, [this, &l] {

@@ -91,8 +91,15 @@ def killed_save(exe, nranks):
         while time.time() - t0 < 20 and not glob.glob(os.path.join(d, ".big.npy.ember-tmp-*")):
             time.sleep(0.005)
         time.sleep(0.05)
-        os.killpg(p.pid, signal.SIGKILL)  # mpirun and every rank, mid-save
+        os.killpg(p.pid, signal.SIGKILL)  # mpirun, mid-save
         p.wait(timeout=30)
+        # and every rank (OpenMPI puts them in process groups of their own): the
+        # job is gone, as after a node failure or a scheduler's kill
+        pattern = f"adversarial_program save_loop {target}"
+        subprocess.run(["pkill", "-9", "-f", pattern])
+        t1 = time.time()
+        while time.time() - t1 < 20 and subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.DEVNULL).returncode == 0:
+            time.sleep(0.1)
         left = glob.glob(os.path.join(d, ".big.npy.ember-tmp-*"))
         if not left:
             return (name, False, "no temporary file was seen (the save was not caught mid-write)")
