@@ -294,6 +294,17 @@ std::string host_name() {
   return s;
 }
 
+// Whether process `pid` of this host still runs (a zombie, killed but not yet
+// reaped by its new parent, does not).
+bool process_runs(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return true;  // no /proc: trust kill()
+  const auto close = line.rfind(')');     // "pid (comm) S ..." (comm may hold spaces)
+  return !(close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z');
+}
+
 // Removes temporary files of `target` that a killed save left behind (see
 // file.hpp). Rank 0 only, best effort: whatever cannot be removed stays.
 void remove_stale_temps(const fs::path& dir, const std::string& target_name) {
@@ -315,7 +326,7 @@ void remove_stale_temps(const fs::path& dir, const std::string& target_name) {
     bool stale = false;
     if (f.size() == 3 && rest == me) {
       const long pid = std::strtol(f[2].c_str(), nullptr, 10);
-      stale = pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+      stale = pid > 0 && !process_runs(pid_t(pid));
     } else {
       std::error_code e2;
       const auto t = fs::last_write_time(it->path(), e2);

@@ -88,7 +88,8 @@
 // 49 load_npy / inspect_npy / load_csv / load_hdf5   missing or corrupt file, wrong dtype / ndim,
 //                                  split out of range                   error / type_error / shape_error / axis_error
 // 50 save_npy / save_csv / save_hdf5   directory does not exist         error
-// 51 load_npy                      one rank: a path it cannot open      error (names the file)
+// 51 load_npy                      one rank: another path (one it cannot open)   value_error (names the
+//                                                                      files and the rank)
 // 52 load_csv                      one rank: a bad field in its byte range   error (names the line and rank)
 // boxes and symmetric memory                                          [boxes]
 // 53 reshape_boxes                 overlap, hole, different global boxes, box ending before it starts
@@ -817,8 +818,9 @@ TEST_CASE("io: a path that only one rank cannot read; a bad field in one rank's 
     CAPTURE(bad);
     if (P() > 1) {
       const std::string path = me() == bad ? file("nowhere.npy") : good;
-      expect_collective_throw<ember::error>([&] { (void)ember::io::load_npy<double, 2>(path, {.split = 0}); },
-                                            {"nowhere.npy"});
+      // another file name on one rank: the default argument agreement (issue 22)
+      expect_collective_throw<ember::value_error>([&] { (void)ember::io::load_npy<double, 2>(path, {.split = 0}); },
+                                                  {"nowhere.npy", "good2.npy", rank_str(bad)});
     }
     // the middle line of the bad rank's share
     const int line = (40 * bad) / P() + 20 / P();
