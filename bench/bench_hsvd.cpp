@@ -39,7 +39,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 // replicated: local residual rows, one allreduce.
 double relative_error(const ember::dndarray<double, 2>& A, const ember::linalg::svd_result<double>& f, i64 k) {
   const i64 ln = A.lshape()[0], n = A.shape()[1], ku = f.U.shape()[1], kv = f.V.shape()[1];
-  auto U = f.U.moved_to(A.distribution().with_shape({A.shape()[0], ku}, 0));
+  auto U = f.U.moved_to(A.layout().with_shape({A.shape()[0], ku}, 0));
   auto V = ember::resplit(f.V, ember::none);
   // R = A_i - (U_i diag(S)) V^T, column-major n x ln (= row-major ln x n)
   std::vector<double> US(std::size_t(ln * k)), R(A.ldata(), A.ldata() + ln * n);

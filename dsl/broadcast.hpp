@@ -118,7 +118,7 @@ dndarray<T, N> from_root(const T* data, std::int64_t nvalues, const std::array<s
   ext[std::size_t(root)] = gs[std::size_t(*split)];
   const layout on_root(gs, split, ext);
   auto a = agreed_array<T, N>(layout::balanced(gs, split, c.size()), c, "ember::array(root)");
-  exchange(on_root, a.distribution(), c.rank(), sizeof(T)).run(c, data, a.ldata());
+  exchange(on_root, a.layout(), c.rank(), sizeof(T)).run(c, data, a.ldata());
   return a;
 }
 

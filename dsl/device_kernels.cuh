@@ -60,7 +60,7 @@ template <int MR>
 std::array<std::int64_t, space<MR>::cap> row_major(const space<MR>& sp) {
   std::array<std::int64_t, space<MR>::cap> rm{};
   std::int64_t s = 1;
-  for (int d = sp.rank - 1; d >= 0; --d) {
+  for (int d = sp.ndim - 1; d >= 0; --d) {
     rm[std::size_t(d)] = s;
     s *= sp.ext[std::size_t(d)];
   }
@@ -69,15 +69,15 @@ std::array<std::int64_t, space<MR>::cap> row_major(const space<MR>& sp) {
 
 // The value of the fused expression at multi-index `idx` of the space.
 template <int MR, class Ev>
-__device__ auto value_at(Ev e, const std::int64_t* idx, int rank) {
-  e.start(idx, rank - 1);
-  return e.template at<false>(idx[rank - 1]);
+__device__ auto value_at(Ev e, const std::int64_t* idx, int ndim) {
+  e.start(idx, ndim - 1);
+  return e.template at<false>(idx[ndim - 1]);
 }
 
 // idx = the multi-index of row-major position i over the axes of `sp`.
 template <int MR>
 __device__ void unflatten(std::int64_t i, const space<MR>& sp, std::int64_t* idx) {
-  for (int d = sp.rank - 1; d >= 0; --d) {
+  for (int d = sp.ndim - 1; d >= 0; --d) {
     const std::int64_t e = sp.ext[std::size_t(d)];
     idx[d] = i % e;
     i /= e;
@@ -97,7 +97,7 @@ __global__ void elementwise_strided(Ev ev, Out* out, space<MR> sp, std::int64_t 
   std::int64_t idx[space<MR>::cap];
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     unflatten(i, sp, idx);
-    out[i] = Out(value_at<MR>(ev, idx, sp.rank));
+    out[i] = Out(value_at<MR>(ev, idx, sp.ndim));
   }
 }
 
@@ -107,9 +107,9 @@ void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
   const std::int64_t n = sp.count();
   if (n == 0) return;
   const auto rm = row_major(sp);
-  if (ev.flat(rm.data(), sp.rank)) {
+  if (ev.flat(rm.data(), sp.ndim)) {
     const std::array<std::int64_t, space<MR>::cap> zero{};
-    ev.start(zero.data(), sp.rank - 1);  // every row pointer at its base
+    ev.start(zero.data(), sp.ndim - 1);  // every row pointer at its base
     elementwise_flat<<<grid_for(n), block_threads, 0, stream()>>>(ev, out, n);
   } else {
     elementwise_strided<MR><<<grid_for(n), block_threads, 0, stream()>>>(ev, out, sp, n);
@@ -132,7 +132,7 @@ struct value_of_index {
     if (flat) return Acc(ev.template at<true>(i));
     std::int64_t idx[space<MR>::cap];
     unflatten(i, sp, idx);
-    return Acc(value_at<MR>(ev, idx, sp.rank));
+    return Acc(value_at<MR>(ev, idx, sp.ndim));
   }
 };
 
@@ -160,7 +160,7 @@ __global__ void reduce_blocks(Ev ev, Acc* out, space<MR> sp, std::array<int, spa
         idx[d] = q % sp.ext[std::size_t(d)];
         q /= sp.ext[std::size_t(d)];
       }
-      acc = Op::combine(acc, Acc(value_at<MR>(ev, idx, sp.rank)));
+      acc = Op::combine(acc, Acc(value_at<MR>(ev, idx, sp.ndim)));
     }
     const Acc total = block_reduce(tmp).Reduce(acc, combine_op<Op, Acc>{});
     if (threadIdx.x == 0) out[o] = total;
@@ -175,7 +175,7 @@ void run_reduction(Ev ev, Acc* out, const space<MR>& sp, const std::array<bool, 
   std::array<int, space<MR>::cap> kept{}, reduced{};
   int nk = 0, nr = 0;
   std::int64_t nout = 1, per_out = 1;
-  for (int d = 0; d < sp.rank; ++d) {
+  for (int d = 0; d < sp.ndim; ++d) {
     if (red[std::size_t(d)]) {
       reduced[std::size_t(nr++)] = d;
       per_out *= sp.ext[std::size_t(d)];
@@ -190,10 +190,10 @@ void run_reduction(Ev ev, Acc* out, const space<MR>& sp, const std::array<bool, 
   if (nk == 0) {
     // every axis: one CUB reduction over the fused values (no intermediate array)
     const auto rm = row_major(sp);
-    const bool flat = ev.flat(rm.data(), sp.rank);
+    const bool flat = ev.flat(rm.data(), sp.ndim);
     if (flat) {
       const std::array<std::int64_t, space<MR>::cap> zero{};
-      ev.start(zero.data(), sp.rank - 1);
+      ev.start(zero.data(), sp.ndim - 1);
     }
     thrust::counting_iterator<std::int64_t> first(0);
     const value_of_index<MR, Ev, Acc> value{ev, sp, flat};

@@ -86,7 +86,7 @@ class dndarray {
   using shape_type = std::array<std::int64_t, N>;
   using map_type = std::vector<shape_type>;
   using local_type = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>>;
-  static constexpr int rank_v = N;
+  static constexpr int ndim_v = N;
 
   dndarray() = default;  // a null handle; assign to it before use
 
@@ -125,7 +125,7 @@ class dndarray {
     return m;
   }
   split_axis split() const { return st().lay.split(); }
-  // comm() and distribution() are what operations of several ranks read: on a
+  // comm() and layout() are what operations of several ranks read: on a
   // null handle they end the job at P > 1 (detail::null_handle) rather than
   // throw on one rank while its peers wait in a collective. The other queries
   // throw ember::error.
@@ -138,7 +138,10 @@ class dndarray {
   bool is_balanced() const { return st().lay.is_balanced(); }
   // Offset of this rank's block along the split axis (0 when not split).
   std::int64_t loffset() const { return st().lay.offset(rank()); }
-  const ember::layout& distribution() const { return op_st("ember::dndarray::distribution").lay; }
+  const ember::layout& layout() const { return op_st("ember::dndarray::layout").lay; }
+  [[deprecated("ember: dndarray::distribution() is now layout()")]] const ember::layout& distribution() const {
+    return layout();
+  }
   // Identity of the array (shared by every copy of the handle): expressions use it
   // to tell an array read twice from two arrays.
   const void* identity() const { return s_.get(); }
@@ -389,7 +392,7 @@ dndarray<T, N> agreed_array(const layout& l, const communicator& c, const char* 
 template <dtype T, int N>
 dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d) {
   if (d == a.device()) return a;
-  dndarray<T, N> r(a.distribution(), a.comm(), d);
+  dndarray<T, N> r(a.layout(), a.comm(), d);
   copy_between(r.lstorage(), d, a.lstorage(), a.device(), a.lnumel() * std::int64_t(sizeof(T)));
   return r;
 }
@@ -409,7 +412,7 @@ dndarray<T, N> redistribute(const dndarray<T, N>& a, const typename dndarray<T, 
 template <dtype T, int N>
 dndarray<T, N> balance(const dndarray<T, N>& a) {
   return a.moved(a.plain_entry("ember::balance"),
-                 [&] { return layout::balanced(a.distribution().shape(), a.split(), a.comm().size()); });
+                 [&] { return layout::balanced(a.layout().shape(), a.split(), a.comm().size()); });
 }
 
 }  // namespace ember

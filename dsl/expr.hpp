@@ -56,20 +56,20 @@ dims to_dims(const V& v) {
 template <dtype T, int N>
 struct leaf : node_base {
   using value_type = T;
-  static constexpr int rank = N;
-  static constexpr bool exact_rank = true;
-  static constexpr int size = 1;
+  static constexpr int ndim = N;
+  static constexpr bool exact_ndim = true;
+  static constexpr int node_count = 1;
   dndarray<T, N> a;
-  dims shape_dims() const { return to_dims(a.distribution().shape()); }
-  index_vec shape() const { return a.distribution().shape(); }
+  dims shape_dims() const { return to_dims(a.layout().shape()); }
+  index_vec shape() const { return a.layout().shape(); }
 };
 
 template <class T>
 struct scalar : node_base {
   using value_type = T;
-  static constexpr int rank = 0;
-  static constexpr bool exact_rank = true;
-  static constexpr int size = 1;
+  static constexpr int ndim = 0;
+  static constexpr bool exact_ndim = true;
+  static constexpr int node_count = 1;
   T v;
   dims shape_dims() const { return {}; }
   index_vec shape() const { return {}; }
@@ -96,9 +96,9 @@ inline dims broadcast_shapes(const dims& a, const dims& b, std::string_view op) 
 template <class Op, class... A>
 struct elementwise : node_base {
   using value_type = typename Op::template result<typename A::value_type...>;
-  static constexpr int rank = std::max({A::rank...});
-  static constexpr bool exact_rank = (A::exact_rank && ...);
-  static constexpr int size = 1 + (A::size + ...);
+  static constexpr int ndim = std::max({A::ndim...});
+  static constexpr bool exact_ndim = (A::exact_ndim && ...);
+  static constexpr int node_count = 1 + (A::node_count + ...);
   hana::tuple<A...> args;
   dims shape_;
   static Op op_tag() { return {}; }
@@ -113,14 +113,14 @@ struct elementwise : node_base {
 
 // ---- reductions over axes of an argument ----
 // R is the static rank of the result; with runtime keepdims or several axes it
-// is an upper bound (exact_rank false) and conversions check the runtime rank.
+// is an upper bound (exact_ndim false) and conversions check the runtime rank.
 template <class Op, class A, int R, bool Exact>
 struct reduction : node_base {
   using arg_type = typename A::value_type;
   using value_type = typename Op::template result<arg_type>;
-  static constexpr int rank = R;
-  static constexpr bool exact_rank = Exact && A::exact_rank;
-  static constexpr int size = 1 + A::size;
+  static constexpr int ndim = R;
+  static constexpr bool exact_ndim = Exact && A::exact_ndim;
+  static constexpr int node_count = 1 + A::node_count;
   static constexpr bool index_result = op::is_arg_reduction_v<Op>;
   static Op op_tag() { return {}; }
   A arg;
@@ -174,9 +174,9 @@ template <class A, class B, bool Outer = false>
 struct matmul_node : node_base {
   static_assert(std::is_same_v<typename A::value_type, typename B::value_type>, "matmul operands are cast first");
   using value_type = typename A::value_type;
-  static constexpr int rank = Outer ? 2 : A::rank + B::rank - 2;
-  static constexpr bool exact_rank = A::exact_rank && B::exact_rank;
-  static constexpr int size = 1 + A::size + B::size;
+  static constexpr int ndim = Outer ? 2 : A::ndim + B::ndim - 2;
+  static constexpr bool exact_ndim = A::exact_ndim && B::exact_ndim;
+  static constexpr int node_count = 1 + A::node_count + B::node_count;
   static matmul_op op_tag() { return {}; }
   hana::tuple<A, B> args;
   static constexpr bool outer = Outer;
@@ -209,9 +209,9 @@ struct matmul_node : node_base {
 template <class A>
 struct transpose_node : node_base {
   using value_type = typename A::value_type;
-  static constexpr int rank = A::rank;
-  static constexpr bool exact_rank = A::exact_rank;
-  static constexpr int size = 1 + A::size;
+  static constexpr int ndim = A::ndim;
+  static constexpr bool exact_ndim = A::exact_ndim;
+  static constexpr int node_count = 1 + A::node_count;
   static transpose_op op_tag() { return {}; }
   hana::tuple<A> args;
   dims shape_;
@@ -222,18 +222,6 @@ struct transpose_node : node_base {
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
 };
-
-template <class X>
-struct is_op_node : std::false_type {};
-template <class A, class B, bool O>
-struct is_op_node<matmul_node<A, B, O>> : std::true_type {};
-template <class A>
-struct is_op_node<transpose_node<A>> : std::true_type {};
-
-template <class X>
-struct is_reduction : std::false_type {};
-template <class Op, class A, int R, bool E>
-struct is_reduction<reduction<Op, A, R, E>> : std::true_type {};
 
 }  // namespace expr
 
@@ -260,7 +248,7 @@ namespace expr {
 template <class X>
 auto as_node(X&& x) {
   using D = std::remove_cvref_t<X>;
-  if constexpr (is_dndarray<D>::value) return leaf<typename D::value_type, D::rank_v>{{}, std::forward<X>(x)};
+  if constexpr (is_dndarray<D>::value) return leaf<typename D::value_type, D::ndim_v>{{}, std::forward<X>(x)};
   else return D(std::forward<X>(x));
 }
 template <class X>
@@ -418,9 +406,9 @@ struct tuple_op {
 template <class... E>
 struct tuple_root : node_base {
   using value_type = typename std::tuple_element_t<0, std::tuple<E...>>::value_type;  // for bookkeeping only
-  static constexpr int rank = std::max({E::rank...});
-  static constexpr bool exact_rank = (E::exact_rank && ...);
-  static constexpr int size = 1 + (E::size + ...);
+  static constexpr int ndim = std::max({E::ndim...});
+  static constexpr bool exact_ndim = (E::exact_ndim && ...);
+  static constexpr int node_count = 1 + (E::node_count + ...);
   hana::tuple<E...> args;
   dims shape_;
   static tuple_op op_tag() { return {}; }
@@ -437,10 +425,5 @@ struct tuple_root : node_base {
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
 };
-
-template <class X>
-struct is_tuple_root : std::false_type {};
-template <class... E>
-struct is_tuple_root<tuple_root<E...>> : std::true_type {};
 
 }  // namespace ember::expr

@@ -105,7 +105,7 @@ dndarray<T, int(N)> make(const std::array<std::int64_t, N>& shape, const factory
 template <dtype T, int N, class F>
 void fill_runs(dndarray<T, N>& a, F&& f) {
   T* p = a.ldata();
-  for_each_global_run(a.distribution(), a.comm().rank(),
+  for_each_global_run(a.layout(), a.comm().rank(),
                       [&](std::int64_t lo, std::int64_t g, std::int64_t n) { f(p + lo, n, g); });
 }
 // Fills each local element with f(global linear index).
@@ -169,7 +169,7 @@ dndarray<T, int(N)> ones(const std::array<std::int64_t, N>& shape, const factory
 namespace detail {
 template <dtype T, int N>
 dndarray<T, N> alloc_like(const dndarray<T, N>& a, device_kind d, const char* what) {
-  const auto& l = a.distribution();
+  const auto& l = a.layout();
   return agreed_entry(a.comm(), {what, "array", l.hash(), [&] { return std::string(dtype_name<T>()) + " " + shape_str(l.shape()); }},
                       [&] { return dndarray<T, N>(l, a.comm(), d); });
 }
@@ -338,7 +338,7 @@ dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lsh
 template <dtype T, int N>
 void keep_slice(const T* data, dndarray<T, N>& a) {
   const auto& c = a.comm();
-  exchange(replicated_layout(a.distribution().shape(), c.size()), a.distribution(), c.rank(), sizeof(T))
+  exchange(replicated_layout(a.layout().shape(), c.size()), a.layout(), c.rank(), sizeof(T))
       .run(c, data, a.ldata());
 }
 

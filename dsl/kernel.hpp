@@ -17,22 +17,22 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
-#include "expr.hpp"
+#include "traversal.hpp"
 
 namespace ember::kernel {
 
 namespace hana = boost::hana;
 
-// The local iteration space of a group: rank R >= 1 (a 0-d space is 1-d of
+// The local iteration space of a group: ndim >= 1 (a 0-d space is 1-d of
 // extent 1), extents per axis. MR bounds R statically.
 template <int MR>
 struct space {
   static constexpr int cap = MR < 1 ? 1 : MR;
-  int rank = 1;
+  int ndim = 1;
   std::array<std::int64_t, cap> ext{};
   EMBER_HD std::int64_t count() const {
     std::int64_t n = 1;
-    for (int d = 0; d < rank; ++d) n *= ext[std::size_t(d)];
+    for (int d = 0; d < ndim; ++d) n *= ext[std::size_t(d)];
     return n;
   }
 };
@@ -68,8 +68,8 @@ struct buffer_eval {
   }
   EMBER_HD bool contiguous() const { return inner == 1; }
   // Laid out exactly as the space, row-major: element i of the space is base[i].
-  bool flat(const std::int64_t* rm, int rank) const {
-    for (int d = 0; d < rank; ++d)
+  bool flat(const std::int64_t* rm, int ndim) const {
+    for (int d = 0; d < ndim; ++d)
       if (str[std::size_t(d)] != rm[d]) return false;
     return true;
   }
@@ -111,8 +111,8 @@ struct elementwise_eval {
   EMBER_HD bool contiguous_each(std::index_sequence<I...>) const {
     return (hana::at_c<I>(e).contiguous() && ...);
   }
-  bool flat(const std::int64_t* rm, int rank) const {
-    return hana::unpack(e, [&](const auto&... x) { return (x.flat(rm, rank) && ...); });
+  bool flat(const std::int64_t* rm, int ndim) const {
+    return hana::unpack(e, [&](const auto&... x) { return (x.flat(rm, ndim) && ...); });
   }
 };
 
@@ -122,7 +122,7 @@ template <int MR>
 void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::int64_t* str, std::int64_t& inner) {
   // local shape and row-major strides of the buffer, without allocating
   const index_vec& gs = lay.shape();
-  const int n = int(gs.size()), R = sp.rank;
+  const int n = int(gs.size()), R = sp.ndim;
   const int k = lay.split() ? *lay.split() : -1;
   auto local = [&](int d) { return d == k ? lay.extent(rank) : gs[std::size_t(d)]; };
   std::int64_t stride = 1;
@@ -139,41 +139,29 @@ void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::in
   inner = str[R - 1];
 }
 
-template <int MR, class Op, class... A>
-auto make_elementwise_eval(const expr::elementwise<Op, A...>& x, int id, const context& ctx, const space<MR>& sp);
-
-// Builds the evaluator of node `x` (IR id `id`) for iteration space `sp`.
+// Builds the evaluator of node `x` (IR id `id`) for iteration space `sp`: a
+// boundary of the group (leaf, reduction result, step result) reads the buffer
+// the plan bound to it; elementwise nodes combine their children's evaluators.
 template <int MR, class X>
 auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
-  if constexpr (expr::is_reduction<X>::value || expr::is_op_node<X>::value ||
-                std::is_same_v<X, expr::leaf<typename X::value_type, X::rank>>) {
-    using T = typename X::value_type;
+  using K = expr::node_class;
+  constexpr K kind = expr::kind_of<X>;
+  using T = typename X::value_type;
+  if constexpr (kind == K::leaf || kind == K::reduction || kind == K::step_op) {
     const binding& b = (*ctx.bind)[std::size_t(id)];
     buffer_eval<T, MR> ev{static_cast<const T*>(b.ptr)};
     broadcast_strides(*b.lay, ctx.rank, sp, ev.str.data(), ev.inner);
     return ev;
-  } else if constexpr (std::is_same_v<X, expr::scalar<typename X::value_type>>) {
-    return scalar_eval<typename X::value_type>{x.v};
+  } else if constexpr (kind == K::scalar) {
+    return scalar_eval<T>{x.v};
   } else {
-    return make_elementwise_eval<MR>(x, id, ctx, sp);
+    static_assert(kind == K::elementwise, "a tuple root is evaluated part by part");
+    constexpr auto off = expr::child_offsets<X>();
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return elementwise_eval<decltype(x.op_tag()), T, decltype(make_eval<MR>(expr::child<I>(x), 0, ctx, sp))...>{
+          hana::make_tuple(make_eval<MR>(expr::child<I>(x), id + off[I], ctx, sp)...)};
+    }(std::make_index_sequence<off.size()>{});
   }
-}
-
-template <int MR, class Op, class... A>
-auto make_elementwise_eval(const expr::elementwise<Op, A...>& x, int id, const context& ctx, const space<MR>& sp) {
-  using R = typename expr::elementwise<Op, A...>::value_type;
-  // Children's pre-order ids: id+1, then each child's id plus its subtree size.
-  constexpr std::array<int, sizeof...(A)> sizes{A::size...};
-  std::array<int, sizeof...(A)> ids{};
-  int next = id + 1;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    ids[i] = next;
-    next += sizes[i];
-  }
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    return elementwise_eval<Op, R, decltype(make_eval<MR>(hana::at_c<I>(x.args), 0, ctx, sp))...>{
-        hana::make_tuple(make_eval<MR>(hana::at_c<I>(x.args), ids[I], ctx, sp)...)};
-  }(std::make_index_sequence<sizeof...(A)>{});
 }
 
 // Odometer over the outer axes (all but the last) of a space.
@@ -184,11 +172,11 @@ struct outer_iter {
   explicit outer_iter(const space<MR>& s) : sp(s) {}
   std::int64_t rows() const {
     std::int64_t n = 1;
-    for (int d = 0; d + 1 < sp.rank; ++d) n *= sp.ext[std::size_t(d)];
+    for (int d = 0; d + 1 < sp.ndim; ++d) n *= sp.ext[std::size_t(d)];
     return n;
   }
   void next() {
-    for (int d = sp.rank - 2; d >= 0; --d) {
+    for (int d = sp.ndim - 2; d >= 0; --d) {
       if (++idx[std::size_t(d)] < sp.ext[std::size_t(d)]) return;
       idx[std::size_t(d)] = 0;
     }
@@ -204,11 +192,11 @@ inline void row(Ev& ev, Out* o, std::int64_t n) {
 template <int MR, class Out, class Ev>
 void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
   if (sp.count() == 0) return;
-  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
   outer_iter<MR> it(sp);
   const bool c = ev.contiguous();
   for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
-    ev.start(it.idx.data(), sp.rank - 1);
+    ev.start(it.idx.data(), sp.ndim - 1);
     if (c) row<true>(ev, out + r * n, n);
     else row<false>(ev, out + r * n, n);
   }
@@ -218,11 +206,11 @@ void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
 template <int MR, class Evs, class Outs>
 void run_elementwise_multi(Evs evs, Outs outs, const space<MR>& sp) {
   if (sp.count() == 0) return;
-  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
   outer_iter<MR> it(sp);
   const bool c = hana::unpack(evs, [](const auto&... e) { return (e.contiguous() && ...); });
   for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
-    hana::for_each(evs, [&](auto& e) { e.start(it.idx.data(), sp.rank - 1); });
+    hana::for_each(evs, [&](auto& e) { e.start(it.idx.data(), sp.ndim - 1); });
     constexpr std::size_t K = decltype(hana::size(evs))::value;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       if (c)
@@ -278,22 +266,22 @@ void run_reduction(Ev ev, Acc* out, Acc* comp, const space<MR>& sp, const std::a
   // output strides over the iteration axes (0 on reduced ones)
   std::array<std::int64_t, space<MR>::cap> ostr{};
   std::int64_t s = 1;
-  for (int d = sp.rank - 1; d >= 0; --d) {
+  for (int d = sp.ndim - 1; d >= 0; --d) {
     if (red[std::size_t(d)]) continue;
     ostr[std::size_t(d)] = s;
     s *= sp.ext[std::size_t(d)];
   }
   if (sp.count() == 0) return;
-  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
-  const bool last_reduced = red[std::size_t(sp.rank - 1)];
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
+  const bool last_reduced = red[std::size_t(sp.ndim - 1)];
   constexpr bool kahan = Op::compensated && std::is_floating_point_v<Acc>;
   outer_iter<MR> it(sp);
   const bool c = ev.contiguous();
   alignas(64) V tmp[chunk];
   for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
-    ev.start(it.idx.data(), sp.rank - 1);
+    ev.start(it.idx.data(), sp.ndim - 1);
     std::int64_t o = 0;
-    for (int d = 0; d + 1 < sp.rank; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
+    for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
     for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
       const std::int64_t len = std::min(chunk, n - j0);
       if (c)
@@ -332,7 +320,7 @@ void run_arg_reduction(Ev ev, V* best, std::int64_t* index, const space<MR>& sp,
   std::array<std::int64_t, space<MR>::cap> ostr{};
   std::int64_t s = 1;
   int axis = -1;
-  for (int d = sp.rank - 1; d >= 0; --d) {
+  for (int d = sp.ndim - 1; d >= 0; --d) {
     if (red[std::size_t(d)]) {
       axis = d;
       continue;
@@ -341,22 +329,22 @@ void run_arg_reduction(Ev ev, V* best, std::int64_t* index, const space<MR>& sp,
     s *= sp.ext[std::size_t(d)];
   }
   if (sp.count() == 0) return;
-  const std::int64_t n = sp.ext[std::size_t(sp.rank - 1)];
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
   outer_iter<MR> it(sp);
   for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
-    ev.start(it.idx.data(), sp.rank - 1);
+    ev.start(it.idx.data(), sp.ndim - 1);
     std::int64_t o = 0, g = 0;
-    for (int d = 0; d + 1 < sp.rank; ++d) {
+    for (int d = 0; d + 1 < sp.ndim; ++d) {
       o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
       g += (it.idx[std::size_t(d)] + off[std::size_t(d)]) * gstr[std::size_t(d)];
     }
-    const std::int64_t last = std::size_t(sp.rank - 1);
+    const std::int64_t last = std::size_t(sp.ndim - 1);
     for (std::int64_t j = 0; j < n; ++j) {
       const V v = V(ev.template at<false>(j));
       const std::int64_t oo = red[std::size_t(last)] ? o : o + j;
       std::int64_t gi;
       if (flat) gi = g + (j + off[std::size_t(last)]) * gstr[std::size_t(last)];
-      else gi = (axis == sp.rank - 1 ? j : it.idx[std::size_t(axis)]) + off[std::size_t(axis)];
+      else gi = (axis == sp.ndim - 1 ? j : it.idx[std::size_t(axis)]) + off[std::size_t(axis)];
       if (index[oo] < 0 || Op::better(v, best[oo])) {
         best[oo] = v;
         index[oo] = gi;

@@ -36,7 +36,7 @@ auto make_matmul(A&& a, B&& b) {
 // operand is a row (left) or a column (right) vector whose axis is dropped.
 template <array_like A, array_like B>
 auto matmul(A&& a, B&& b) {
-  constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
+  constexpr int ra = expr::node_t<A>::ndim, rb = expr::node_t<B>::ndim;
   static_assert(ra >= 1 && ra <= 2 && rb >= 1 && rb <= 2,
                 "ember::matmul: operands must be 1-D or 2-D (batched N-D matmul is not supported)");
   return detail::make_matmul<false>(std::forward<A>(a), std::forward<B>(b));
@@ -46,7 +46,7 @@ auto matmul(A&& a, B&& b) {
 // their inner product as a scalar (evaluated now, on every rank).
 template <array_like A, array_like B, class Code = detail::this_code>
 auto dot(A&& a, B&& b) {
-  constexpr int ra = expr::node_t<A>::rank, rb = expr::node_t<B>::rank;
+  constexpr int ra = expr::node_t<A>::ndim, rb = expr::node_t<B>::ndim;
   if constexpr (ra == 1 && rb == 1) {
     return detail::evaluate_scalar<Code>(matmul(std::forward<A>(a), std::forward<B>(b)));
   } else {
@@ -57,7 +57,7 @@ auto dot(A&& a, B&& b) {
 // The outer product of two vectors: (m,) x (n,) -> (m, n).
 template <array_like A, array_like B>
 auto outer(A&& a, B&& b) {
-  static_assert(expr::node_t<A>::rank == 1 && expr::node_t<B>::rank == 1, "ember::outer: takes two 1-D operands");
+  static_assert(expr::node_t<A>::ndim == 1 && expr::node_t<B>::ndim == 1, "ember::outer: takes two 1-D operands");
   return detail::make_matmul<true>(std::forward<A>(a), std::forward<B>(b));
 }
 

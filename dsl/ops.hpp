@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "../runtime/reduce_op.hpp"
 #include "dtype.hpp"
 
 // The scalar functions run in host loops and, compiled by nvcc, in the GPU's
@@ -186,6 +187,7 @@ using sum_t = std::conditional_t<std::is_floating_point_v<T>, T, std::int64_t>;
 
 struct sum {
   static constexpr std::string_view name = "sum";
+  static constexpr reduce_op mpi = reduce_op::sum;  // combines partial results over ranks
   template <class T>
   using result = sum_t<T>;
   template <class T>
@@ -196,6 +198,7 @@ struct sum {
 };
 struct prod {
   static constexpr std::string_view name = "prod";
+  static constexpr reduce_op mpi = reduce_op::prod;
   template <class T>
   using result = sum_t<T>;
   template <class T>
@@ -206,6 +209,7 @@ struct prod {
 };
 struct min {
   static constexpr std::string_view name = "min";
+  static constexpr reduce_op mpi = reduce_op::min;
   template <class T>
   using result = T;
   template <class T>
@@ -219,6 +223,7 @@ struct min {
 };
 struct max {
   static constexpr std::string_view name = "max";
+  static constexpr reduce_op mpi = reduce_op::max;
   template <class T>
   using result = T;
   template <class T>
@@ -232,6 +237,7 @@ struct max {
 };
 struct all {
   static constexpr std::string_view name = "all";
+  static constexpr reduce_op mpi = reduce_op::land;
   template <class T>
   using result = bool;
   template <class T>
@@ -242,6 +248,7 @@ struct all {
 };
 struct any {
   static constexpr std::string_view name = "any";
+  static constexpr reduce_op mpi = reduce_op::lor;
   template <class T>
   using result = bool;
   template <class T>

@@ -29,7 +29,7 @@ std::string to_text(const dndarray<T, N>& a) {
 
 template <dtype T, int N>
 std::string to_text(const dndarray<T, N>& a, std::string_view device) {
-  const auto& L = a.distribution();
+  const auto& L = a.layout();
   const auto& c = a.comm();
   const auto shown = format::shown_indices(L.shape());
   // Local selection: the shown indices that fall in my block, compressed.
@@ -129,15 +129,15 @@ std::string to_string(const dndarray<T, N>& a) {
 // Printing an expression evaluates it (an evaluation point), then prints.
 template <expression E>
 std::ostream& operator<<(std::ostream& os, const E& e) {
-  return os << eval<E::rank>(e);
+  return os << eval<E::ndim>(e);
 }
 template <expression E>
 void print(const E& e) {
-  print(eval<E::rank>(e));
+  print(eval<E::ndim>(e));
 }
 template <expression E>
 std::string to_string(const E& e) {
-  return to_string(eval<E::rank>(e));
+  return to_string(eval<E::ndim>(e));
 }
 
 }  // namespace ember

@@ -29,7 +29,7 @@ inline constexpr all_axes_t all_axes{};
 namespace detail {
 
 template <class A>
-constexpr int rank_of = expr::node_t<A>::rank;
+constexpr int rank_of = expr::node_t<A>::ndim;
 
 template <class Op, int R, bool Exact, class A>
 auto make_reduction(const A& a, std::vector<int> axes, bool keepdims) {

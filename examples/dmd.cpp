@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
     // truncate the exact SVD to rank r (columns 0..r-1) on the local blocks
     const i64 kk = s.S.shape()[0];
     // U with X's row slabs, whatever layout svd chose (the exchange engine moves it)
-    auto U = s.U.moved_to(X.distribution().with_shape({D, kk}, 0));
+    auto U = s.U.moved_to(X.layout().with_shape({D, kk}, 0));
     auto V = ember::resplit(s.V, ember::none);
     Eigen::Tensor<double, 2, Eigen::RowMajor> ul(ln, r), vl(T, r);
     for (i64 i = 0; i < ln; ++i)

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   // from every center chosen so far (argmax over the split axis, global index).
   std::vector<double> mu;
   // squared distance of each sample to its nearest chosen center, split like X's rows
-  ember::dndarray<double, 1> mind(X.distribution().with_shape({n}, 0), w);
+  ember::dndarray<double, 1> mind(X.layout().with_shape({n}, 0), w);
   std::fill_n(mind.ldata(), ln, 1e300);
   {
     auto first = fetch_row(0);

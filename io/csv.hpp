@@ -51,13 +51,13 @@ void save_csv(const dndarray<T, 2>& a, const std::string& path, const csv_save_o
   const communicator& c = a.comm();
   const std::int64_t cols = a.shape()[1];
   if (!a.split()) {
-    const layout share = layout::balanced(a.distribution().shape(), 0, c.size());
+    const layout share = layout::balanced(a.layout().shape(), 0, c.size());
     write_csv(c, path, dtype_code<T>(), a.ldata() + share.offset(c.rank()) * cols, share.extent(c.rank()), cols, o.sep,
               o.header, o.sync);
   } else if (*a.split() == 0) {
     write_csv(c, path, dtype_code<T>(), a.ldata(), a.lshape()[0], cols, o.sep, o.header, o.sync);
   } else {
-    const auto b = a.moved_to(layout::balanced(a.distribution().shape(), 0, c.size()));
+    const auto b = a.moved_to(layout::balanced(a.layout().shape(), 0, c.size()));
     write_csv(c, path, dtype_code<T>(), b.ldata(), b.lshape()[0], cols, o.sep, o.header, o.sync);
   }
 }

@@ -27,7 +27,7 @@ dndarray<T, N> load_hdf5(const std::string& path, const std::string& dataset, co
 template <dtype T, int N>
 void save_hdf5(const dndarray<T, N>& a, const std::string& path, const std::string& dataset,
                const save_options& o = {}) {
-  io::save_hdf5(a.comm(), path, dataset, dtype_code<T>(), a.distribution(), a.ldata(), o.sync);
+  io::save_hdf5(a.comm(), path, dataset, dtype_code<T>(), a.layout(), a.ldata(), o.sync);
 }
 
 }  // namespace ember::io

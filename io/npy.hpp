@@ -33,7 +33,7 @@ inline npy_header inspect_npy(const std::string& path, const std::optional<commu
 // that replaces `path` only after every rank succeeded. Collective.
 template <dtype T, int N>
 void save_npy(const dndarray<T, N>& a, const std::string& path, const save_options& o = {}) {
-  io::save_npy(a.comm(), path, dtype_code<T>(), a.distribution(), a.ldata(), o.sync);
+  io::save_npy(a.comm(), path, dtype_code<T>(), a.layout(), a.ldata(), o.sync);
 }
 
 }  // namespace ember::io

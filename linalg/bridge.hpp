@@ -49,7 +49,7 @@ bc_matrix<T> to_block_cyclic(const dndarray<T, 2>& a, const std::optional<scalap
   const auto s = a.shape();
   const auto bl = l ? *l : scalapack::default_block_cyclic(s[0], s[1], a.comm().size());
   auto m = make_block_cyclic<T>(bl, a.comm());
-  exchange(a.distribution(), m.lay, a.comm().rank(), sizeof(T)).run(a.comm(), a.ldata(), m.local());
+  exchange(a.layout(), m.lay, a.comm().rank(), sizeof(T)).run(a.comm(), a.ldata(), m.local());
   return m;
 }
 

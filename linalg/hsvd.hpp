@@ -305,7 +305,7 @@ void package(const dndarray<T, 2>& a, const xview<T>& x, const xsvd<T>& f, i64 k
     return r;
   };
   const layout rep_n = layout::balanced({x.N, keep}, none, P);
-  const layout dist_m = x.dist ? a.distribution().with_shape({x.M, keep}, 0) : layout::balanced({x.M, keep}, none, P);
+  const layout dist_m = x.dist ? a.layout().with_shape({x.M, keep}, 0) : layout::balanced({x.M, keep}, none, P);
   auto ux = to_rowmajor(f.U.data(), f.Mi, std::max<i64>(f.Mi, 1), dist_m);
   auto vx = to_rowmajor(f.V.data(), x.N, std::max<i64>(x.N, 1), rep_n);
   if (x.transposed) {

@@ -386,7 +386,7 @@ qr_result<T> qr_tsqr(const dndarray<T, 2>& a, const qr_options& o) {
   std::vector<T> d;
   auto r = signed_r(comm, f.r(), n, d);  // every rank holds the same R
   if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r};
-  dndarray<T, 2> q(a.distribution(), comm);
+  dndarray<T, 2> q(a.layout(), comm);
   f.apply_q(diag_matrix(d), q.ldata());
   return {q, r};
 }
@@ -420,7 +420,7 @@ qr_result<T> qr_tsqr_device_steps(const dndarray<T, 2>& a, const qr_options& o) 
   const auto sl = tree.down(diag_matrix(d));
   auto sd = g.allocate(std::size_t(n * n) * es);
   g.copy(sd.get(), sl.data(), std::size_t(n * n) * es);
-  dndarray<T, 2> q(a.distribution(), comm, device_kind::gpu);
+  dndarray<T, 2> q(a.layout(), comm, device_kind::gpu);
   // Q's row-major block is column-major n x rows: (Q_local S_local)^T = S_local^T Q_local^T
   g.gemm(code, true, true, n, rows, n, 1.0, sd.get(), n, cm.get(), rows, 0.0, q.lstorage(), n);
   g.synchronize();
@@ -464,14 +464,14 @@ qr_result<T> qr_scalapack(const dndarray<T, 2>& a, const qr_options& o) {
   scalapack::pgeqrf<T>(int(m), int(n), bc.local(), bc.desc, tau.data());
 
   dndarray<T, 2> r(layout::balanced({k, n}, a.split(), P), comm);
-  exchange(bc_leading(bc.lay, k, n), r.distribution(), me, sizeof(T)).run(comm, bc.local(), r.ldata());
+  exchange(bc_leading(bc.lay, k, n), r.layout(), me, sizeof(T)).run(comm, bc.local(), r.ldata());
   const auto d = diagonal_signs(r);
   for_each_local(r, [&](std::int64_t i, std::int64_t j, T& v) { v = j < i ? T(0) : d[std::size_t(i)] * v; });
   if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r};
 
   scalapack::porgqr<T>(int(m), int(k), int(k), bc.local(), bc.desc, tau.data());
   dndarray<T, 2> q(layout::balanced({m, k}, a.split(), P), comm);
-  exchange(bc_leading(bc.lay, m, k), q.distribution(), me, sizeof(T)).run(comm, bc.local(), q.ldata());
+  exchange(bc_leading(bc.lay, m, k), q.layout(), me, sizeof(T)).run(comm, bc.local(), q.ldata());
   for_each_local(q, [&](std::int64_t, std::int64_t j, T& v) { v *= d[std::size_t(j)]; });
   return {q, r};
 }

@@ -76,7 +76,7 @@ inline scalapack::block_cyclic rhs_layout(const scalapack::block_cyclic& a, std:
 
 template <class T, int N>
 dndarray<double, N> to_double(const dndarray<T, N>& a) {
-  dndarray<double, N> r(a.distribution(), a.comm());
+  dndarray<double, N> r(a.layout(), a.comm());
   for (std::int64_t i = 0; i < a.lnumel(); ++i) r.ldata()[i] = double(a.ldata()[i]);
   return r;
 }
@@ -104,11 +104,11 @@ dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
     const int P = comm.size(), me = comm.rank();
     const std::int64_t k = N == 2 ? b.shape()[N - 1] : 1;
     // B's storage seen as an n x k matrix (a vector is n x 1, the same bytes).
-    const layout b2 = N == 2 ? layout(b.distribution())
-                             : (b.split() ? b.distribution().with_shape({n, 1}, 0) : replicated_layout({n, 1}, P));
-    dndarray<T, N> x(layout::balanced(b.distribution().shape(), b.split(), P), comm);
-    const layout x2 = N == 2 ? layout(x.distribution())
-                             : (x.split() ? x.distribution().with_shape({n, 1}, 0) : replicated_layout({n, 1}, P));
+    const layout b2 = N == 2 ? layout(b.layout())
+                             : (b.split() ? b.layout().with_shape({n, 1}, 0) : replicated_layout({n, 1}, P));
+    dndarray<T, N> x(layout::balanced(b.layout().shape(), b.split(), P), comm);
+    const layout x2 = N == 2 ? layout(x.layout())
+                             : (x.split() ? x.layout().with_shape({n, 1}, 0) : replicated_layout({n, 1}, P));
     if (n == 0 || k == 0) return x;
     auto ab = to_block_cyclic(a, impl::square_block_cyclic(n, n, P));
     auto bb = make_block_cyclic<T>(impl::rhs_layout(ab.lay, k), comm);
@@ -137,7 +137,7 @@ dndarray<T, 2> cholesky(const dndarray<T, 2>& a) {
     if (n == 0) return l;
     auto ab = to_block_cyclic(a, impl::square_block_cyclic(n, n, comm.size()));
     impl::agree(comm, [&] { scalapack::ppotrf<T>('L', int(n), ab.local(), ab.desc); });
-    exchange(ab.lay, l.distribution(), comm.rank(), sizeof(T)).run(comm, ab.local(), l.ldata());
+    exchange(ab.lay, l.layout(), comm.rank(), sizeof(T)).run(comm, ab.local(), l.ldata());
     impl::for_each_local(l, [](std::int64_t i, std::int64_t j, T& v) {
       if (j > i) v = T(0);  // p?potrf leaves A's upper triangle there
     });
@@ -172,7 +172,7 @@ eigh_result<T> eigh(const dndarray<T, 2>& a) {
     impl::agree(comm, [&] { scalapack::psyevd<T>('V', 'L', int(n), ab.local(), ab.desc, w.data(), zb.local(), zb.desc); });
     comm.bcast(w.data(), n, 0);  // replicated by p?syevd; rank 0's copy makes it bitwise so
     std::copy(w.begin(), w.end(), r.eigenvalues.ldata());
-    exchange(zb.lay, r.eigenvectors.distribution(), comm.rank(), sizeof(T)).run(comm, zb.local(), r.eigenvectors.ldata());
+    exchange(zb.lay, r.eigenvectors.layout(), comm.rank(), sizeof(T)).run(comm, zb.local(), r.eigenvectors.ldata());
     return r;
   } else {
     return {};

@@ -106,7 +106,7 @@ svd_result<T> svd_tsqr(const dndarray<T, 2>& a, const svd_options& o) {
   dndarray<T, 1> S(replicated_layout({nb}, P), comm);
   dndarray<T, 2> X, Y;
   if (o.compute_uv) {
-    X = dndarray<T, 2>(transposed ? layout({n, m}, 0, a.distribution().extents()) : a.distribution(), comm);
+    X = dndarray<T, 2>(transposed ? layout({n, m}, 0, a.layout().extents()) : a.layout(), comm);
     Y = dndarray<T, 2>(replicated_layout({nb, nb}, P), comm);
   }
   const auto s = svd_tall_skinny<T>(comm, std::move(local), rows, nb, o.compute_uv ? X.ldata() : nullptr,
@@ -137,8 +137,8 @@ svd_result<T> svd_scalapack(const dndarray<T, 2>& a, const svd_options& o) {
                          vb.desc);
     dndarray<T, 2> U(layout::balanced({m, k}, a.split() == 0 ? split_axis{0} : none, P), comm);
     dndarray<T, 2> V(layout::balanced({n, k}, a.split() == 1 ? split_axis{0} : none, P), comm);
-    exchange(ub.lay, U.distribution(), me, sizeof(T)).run(comm, ub.local(), U.ldata());
-    exchange(transposed_view(vb.lay), V.distribution(), me, sizeof(T)).run(comm, vb.local(), V.ldata());
+    exchange(ub.lay, U.layout(), me, sizeof(T)).run(comm, ub.local(), U.ldata());
+    exchange(transposed_view(vb.lay), V.layout(), me, sizeof(T)).run(comm, vb.local(), V.ldata());
     comm.bcast(s.data(), k, 0);  // replicated by construction; rank 0's copy makes it bitwise so
     std::copy(s.begin(), s.end(), S.ldata());
     return {U, S, V};

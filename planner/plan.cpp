@@ -53,7 +53,7 @@ const char* name(step_kind k) {
     case step_kind::realign: return "realign";
     case step_kind::resplit: return "resplit";
     case step_kind::allgather: return "allgather";
-    case step_kind::slice: return "slice";
+    case step_kind::partition: return "partition";
     case step_kind::fused_kernel: return "fused_kernel";
     case step_kind::allreduce: return "allreduce";
     case step_kind::gather_index: return "gather_index";
@@ -63,6 +63,23 @@ const char* name(step_kind k) {
     case step_kind::to_device: return "to_device";
   }
   return "?";
+}
+
+bool is_move(step_kind k) {
+  switch (k) {
+    case step_kind::realign:
+    case step_kind::resplit:
+    case step_kind::allgather:
+    case step_kind::partition: return true;
+    case step_kind::fused_kernel:
+    case step_kind::allreduce:
+    case step_kind::gather_index:
+    case step_kind::matmul:
+    case step_kind::transpose:
+    case step_kind::to_host:
+    case step_kind::to_device: return false;
+  }
+  return false;
 }
 
 layout needed_layout(const layout& iter, const index_vec& s) {
@@ -332,7 +349,7 @@ class planner_impl {
   int emit_move(plan& p, int node_id, int from_value, const layout& to) {
     const layout from = p.values[std::size_t(from_value)];
     step s;
-    if (!from.split()) s.kind = step_kind::slice;
+    if (!from.split()) s.kind = step_kind::partition;
     else if (!to.split()) s.kind = step_kind::allgather;
     else if (*from.split() == *to.split()) s.kind = step_kind::realign;
     else s.kind = step_kind::resplit;
@@ -797,9 +814,8 @@ void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_ra
     if (s.kind == step_kind::fused_kernel) d = g.device_kernels && !g.nodes[std::size_t(s.node)].index_result ? gpu : cpu;
     else if (s.kind == step_kind::allreduce)
       d = g.device_mpi ? gpu : cpu;
-    else if (s.kind == step_kind::realign || s.kind == step_kind::resplit || s.kind == step_kind::allgather ||
-             s.kind == step_kind::slice)
-      // a move that sends nothing (one rank, a slice) copies on the device
+    else if (is_move(s.kind))
+      // a move that sends nothing (one rank, a partition) copies on the device
       d = g.device_mpi || s.traffic.total.bytes == 0 ? gpu : cpu;
     else if (s.kind == step_kind::matmul)  // cuBLAS for local products (no nvcc needed: the plugin has it)
       d = s.product && runs_on_device(*s.product, g.nodes[std::size_t(s.node)].dtype) ? gpu : cpu;

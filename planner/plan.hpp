@@ -44,7 +44,7 @@ enum class step_kind {
   realign,       // same split axis, other extents: only rows changing owner move
   resplit,       // another split axis
   allgather,     // to replicated (split none)
-  slice,         // replicated to split: each rank keeps its part, nothing is sent
+  partition,     // replicated to split: each rank keeps its part, nothing is sent
   fused_kernel,  // one pass over the local blocks: every elementwise op of a group (and its reduction)
   allreduce,     // combine partial reductions over the split axis
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
@@ -54,6 +54,8 @@ enum class step_kind {
   to_device,     // and from host to device memory
 };
 const char* name(step_kind k);
+// realign, resplit, allgather, partition: an exchange-engine move from one layout to another
+bool is_move(step_kind k);
 
 struct step {
   step_kind kind{};

@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "reduce_op.hpp"
+
 #include "error.hpp"
 
 namespace ember {
@@ -50,8 +52,6 @@ struct traffic {
   friend traffic operator+(traffic a, const traffic& b) { return a += b; }
   friend bool operator==(const traffic&, const traffic&) = default;
 };
-
-enum class reduce_op { sum, prod, min, max, land, lor, band, bor };
 
 namespace detail {
 template <class T> MPI_Datatype mpi_type();

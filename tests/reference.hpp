@@ -134,10 +134,10 @@ template <class X>
 auto eval(const X& x) {
   if constexpr (std::is_same_v<X, ember::expr::scalar<typename X::value_type>>) {
     return host<typename X::value_type>{{}, {x.v}};
-  } else if constexpr (ember::expr::is_reduction<X>::value) {
+  } else if constexpr (ember::expr::kind_of<X> == ember::expr::node_class::reduction) {
     return eval_reduction(x);
   } else if constexpr (requires { x.a; }) {
-    return host<typename X::value_type>{x.a.distribution().shape(), test::gathered(x.a)};
+    return host<typename X::value_type>{x.a.layout().shape(), test::gathered(x.a)};
   } else {
     return eval_ew(x);
   }

@@ -66,10 +66,10 @@ TEST_CASE("factories equal their serial definitions for every split", "[factorie
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) CHECK(ge1[std::size_t(i * 4 + j)] == (j - i == 1 ? 1.0 : 0.0));
     auto zl = ember::zeros_like(f);
-    CHECK(zl.distribution() == f.distribution());
+    CHECK(zl.layout() == f.layout());
     CHECK(test::gathered(zl) == std::vector<float>(15, 0.0f));
     CHECK(test::gathered(ember::full_like(z, 7)) == std::vector<std::int32_t>(15, 7));
-    CHECK(ember::empty_like(e).distribution() == e.distribution());
+    CHECK(ember::empty_like(e).layout() == e.layout());
     CHECK(test::gathered(ember::ones_like(e)) == std::vector<double>(15, 1.0));
   }
   auto r = ember::arange<double>(1, 2, 0.25, {.split = 0});

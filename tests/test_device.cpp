@@ -58,7 +58,7 @@ TEST_CASE("GPU: moves of GPU arrays match the host's bit for bit", "[.gpu]") {
     h.resplit_(ax);
     g.resplit_(ax);
     CHECK(g.device() == ember::gpu);
-    CHECK(g.distribution() == h.distribution());
+    CHECK(g.layout() == h.layout());
     CHECK(test::bit_equal(test::gathered(g), test::gathered(h)));
   }
   h.resplit_(0);

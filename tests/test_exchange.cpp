@@ -30,7 +30,7 @@ std::vector<double> block_of(const std::vector<double>& g, const layout& l, int 
 
 template <int N>
 bool local_matches(const ember::dndarray<double, N>& a, const std::vector<double>& g) {
-  auto want = block_of(g, a.distribution(), a.comm().rank());
+  auto want = block_of(g, a.layout(), a.comm().rank());
   return a.lnumel() == std::int64_t(want.size()) &&
          (want.empty() || std::memcmp(want.data(), a.ldata(), want.size() * sizeof(double)) == 0);
 }
@@ -56,7 +56,7 @@ void random_moves(const std::array<std::int64_t, N>& shape, std::uint64_t seed, 
   std::mt19937_64 gen(seed);  // same sequence on every rank: moves are replicated
   for (int s = 0; s < steps; ++s) {
     const int kind = int(gen() % 4);
-    layout target = a.distribution();
+    layout target = a.layout();
     if (kind == 0 || !a.split()) {  // resplit to a random axis or none
       const int ax = int(gen() % (N + 1));
       target = a.resplit_target(ax == N ? ember::split_axis{} : ember::split_axis{ax});
@@ -64,14 +64,14 @@ void random_moves(const std::array<std::int64_t, N>& shape, std::uint64_t seed, 
       const int k = *a.split();
       index_vec e(P, 0);
       for (std::int64_t i = 0; i < shape[k]; ++i) ++e[gen() % P];
-      target = layout(a.distribution().shape(), k, e);
+      target = layout(a.layout().shape(), k, e);
     } else if (kind == 2) {
-      target = layout::balanced(a.distribution().shape(), a.split(), P);
+      target = layout::balanced(a.layout().shape(), a.split(), P);
     } else {  // everything on one rank
       const int k = *a.split();
       index_vec e(P, 0);
       e[gen() % P] = shape[k];
-      target = layout(a.distribution().shape(), k, e);
+      target = layout(a.layout().shape(), k, e);
     }
     const auto predicted = a.plan_move(target).predicted();
     INFO("step " << s << " from split " << ember::detail::axis_str(a.split()) << " to split "
@@ -79,7 +79,7 @@ void random_moves(const std::array<std::int64_t, N>& shape, std::uint64_t seed, 
                  << ember::detail::shape_str(target.extents()));
     const bool counted = counters_match(w, predicted, [&] { a.move_to(target); });
     REQUIRE(test::all_ranks(counted));
-    REQUIRE(a.distribution() == target);
+    REQUIRE(a.layout() == target);
     REQUIRE(test::all_ranks(local_matches(a, ref)));
   }
 }
@@ -268,7 +268,7 @@ TEST_CASE("predictions for every rank agree with what each rank measures", "[exc
   const auto& w = ember::world();
   auto a = ember::random::randn<double>({11, 6}, {.split = 0});
   const auto target = a.resplit_target(1);
-  const auto all = ember::predict_exchange(a.distribution(), target, sizeof(double));
+  const auto all = ember::predict_exchange(a.layout(), target, sizeof(double));
   const auto before = w.sent();
   a.move_to(target);
   CHECK((w.sent() - before) == all[w.rank()]);

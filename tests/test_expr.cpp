@@ -103,7 +103,7 @@ pool make_pool(std::mt19937_64& g) {
 template <class X>
 constexpr bool uses_float32() {
   if constexpr (std::is_same_v<typename X::value_type, float>) return true;
-  else if constexpr (ember::expr::is_reduction<X>::value) return uses_float32<decltype(X::arg)>();
+  else if constexpr (ember::expr::kind_of<X> == ember::expr::node_class::reduction) return uses_float32<decltype(X::arg)>();
   else if constexpr (requires { X::args; })
     return []<class Op, class... A>(ember::expr::elementwise<Op, A...>*) { return (uses_float32<A>() || ...); }(
         static_cast<X*>(nullptr));
@@ -146,10 +146,10 @@ void random_case(std::uint64_t seed) {
   } else {
     // into an existing array of the same shape: its layout and storage are kept
     auto dst = ember::eval(e, {.split = 0});
-    const auto lay = dst.distribution();
+    const auto lay = dst.layout();
     const T* storage = dst.ldata();
     dst = e;
-    REQUIRE(dst.distribution() == lay);
+    REQUIRE(dst.layout() == lay);
     REQUIRE(dst.ldata() == storage);
     got = test::gathered(dst);
   }

@@ -146,7 +146,7 @@ TEST_CASE("block-cyclic round trip through the exchange engine", "[linalg][bridg
         const auto before = c.sent();
         auto bc = ember::linalg::to_block_cyclic(a, bl);
         const auto moved = c.sent() - before;
-        const auto predicted = ember::exchange(a.distribution(), bl, c.rank(), sizeof(double)).predicted();
+        const auto predicted = ember::exchange(a.layout(), bl, c.rank(), sizeof(double)).predicted();
         REQUIRE(test::all_ranks(moved == predicted));
         // every local element is where ScaLAPACK's indexing says it is
         const auto g = test::gathered(a);

@@ -145,8 +145,8 @@ TEST_CASE("ring messages are chunked under a small message limit", "[matmul][run
   ember::config().max_message_bytes = 200;
   auto A = matrix<double>(30, 20, 0, 3);
   auto B = matrix<double>(20, 10, 0, 4);
-  const ember::matmul_problem pr{ember::matmul_algorithm::ring_b, A.distribution(), B.distribution(),
-                                 A.distribution().with_shape({30, 10}, 0), 8};
+  const ember::matmul_problem pr{ember::matmul_algorithm::ring_b, A.layout(), B.layout(),
+                                 A.layout().with_shape({30, 10}, 0), 8};
   ember::dndarray<double, 2> C(pr.c, c);
   const auto before = c.sent();
   ember::run_matmul<double>(pr, c, A.ldata(), B.ldata(), C.ldata());

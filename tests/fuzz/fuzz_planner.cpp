@@ -213,10 +213,6 @@ struct builder {
   }
 };
 
-bool is_move(step_kind k) {
-  return k == step_kind::realign || k == step_kind::resplit || k == step_kind::allgather || k == step_kind::slice;
-}
-
 void check_plan(const graph& g, const plan& p, const std::optional<layout>& target) {
   const int nv = int(p.values.size());
   if (p.result < 0 || p.result >= nv) TRAP();

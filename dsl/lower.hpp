@@ -1,0 +1,196 @@
+// Lowering: an expression tree becomes the planner's graph (one IR node per tree
+// node, numbered in pre-order by dsl/traversal.hpp), and the facts a cached plan
+// depends on become a fingerprint. Also the expression's communicator and device,
+// which every leaf must share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../planner/ir.hpp"
+#include "traversal.hpp"
+
+namespace ember::detail {
+
+// Distinct leaf storages in the order first seen: leaves reading one array share
+// one index (the planner moves a leaf read twice once; its label is "a<index>").
+struct storage_index {
+  std::vector<const void*> seen;
+  // The index of `p`, and whether it was new.
+  std::pair<std::size_t, bool> of(const void* p) {
+    std::size_t k = 0;
+    while (k < seen.size() && seen[k] != p) ++k;
+    if (k < seen.size()) return {k, false};
+    seen.push_back(p);
+    return {k, true};
+  }
+};
+
+struct lower_state {
+  planner::graph g;
+  storage_index storage;
+  std::vector<int> storage_node;     // first leaf node of each storage
+  std::optional<int> rebalance_for;  // plan_for: leaves laid out as balanced for P ranks
+  bool scalar_values = true;         // label scalars by value (not for cached plans: values change)
+  std::optional<device_kind> device; // of the first leaf; every leaf must agree
+  std::string first_leaf;            // "float64 (4, 5)", for the message when they do not
+};
+
+template <class X>
+void lower_leaf(const X& x, planner::ir_node& n, int id, lower_state& st) {
+  n.kind = planner::node_kind::leaf;
+  n.op = "leaf";
+  const auto [k, fresh] = st.storage.of(x.a.identity());
+  if (fresh) st.storage_node.push_back(id);
+  n.alias = st.storage_node[k];
+  n.label = "a" + std::to_string(k);
+  // One device per expression, as in CuPy and PyTorch: mixing needs an explicit
+  // .to(), so no copy over the host-device link happens unannounced.
+  const device_kind d = x.a.device();
+  const std::string what = std::string(x.a.dtype()) + " array of shape " + shape_str(n.shape);
+  if (!st.device) {
+    st.device = d;
+    st.first_leaf = what;
+    st.g.device = d;
+  } else if (*st.device != d) {
+    throw value_error("ember: an expression mixes arrays on different devices: a0 (" + st.first_leaf + ") is on " +
+                      std::string(device_name(*st.device)) + ", " + n.label + " (" + what + ") is on " +
+                      std::string(device_name(d)) + "; move one with .to(ember::" +
+                      std::string(device_name(*st.device)) + ") first");
+  }
+  if (st.rebalance_for)
+    n.lay = layout::balanced(n.shape, x.a.split(), *st.rebalance_for);
+  else
+    n.lay = x.a.layout();
+}
+
+// Appends x (pre-order id `id`, which is the graph's next node) and its subtree.
+template <class X>
+void lower(const X& x, lower_state& st, int id = 0) {
+  using K = expr::node_class;
+  constexpr K kind = expr::kind_of<X>;
+  st.g.nodes.emplace_back();
+  {
+    auto& n = st.g.nodes.back();
+    n.shape = x.shape();
+    n.dtype = dtype_code<typename X::value_type>();
+    n.elem = std::int64_t(sizeof(typename X::value_type));
+    if constexpr (kind == K::scalar) {
+      n.kind = planner::node_kind::scalar;
+      n.op = "scalar";
+      std::ostringstream os;
+      if (!st.scalar_values) os << "scalar";
+      else if constexpr (std::is_same_v<typename X::value_type, bool>) os << (x.v ? "True" : "False");
+      else os << +x.v;
+      n.label = os.str();
+    } else if constexpr (kind == K::leaf) {
+      lower_leaf(x, n, id, st);
+    } else if constexpr (kind == K::reduction) {
+      n.kind = planner::node_kind::reduce;
+      n.op = std::string(decltype(x.op_tag())::name);
+      n.axes = x.axes;
+      n.keepdims = x.keepdims;
+      n.index_result = x.index_result;
+    } else if constexpr (kind == K::step_op) {
+      n.kind = std::is_same_v<decltype(x.op_tag()), expr::matmul_op> ? planner::node_kind::matmul
+                                                                      : planner::node_kind::transpose;
+      if constexpr (requires { x.outer; }) n.outer = x.outer;
+      n.op = std::string(decltype(x.op_tag())::name);
+    } else if constexpr (kind == K::tuple) {
+      n.kind = planner::node_kind::elementwise;
+      n.op = std::string(decltype(x.op_tag())::name);
+      n.elem = 0;  // one buffer per part; every part's size is in its own node
+      expr::for_each_child(x, id, [&](const auto& a, int) {
+        n.elem += std::int64_t(sizeof(typename std::remove_cvref_t<decltype(a)>::value_type));
+      });
+    } else {
+      static_assert(kind == K::elementwise);
+      n.kind = planner::node_kind::elementwise;
+      n.op = std::string(decltype(x.op_tag())::name);
+    }
+  }
+  // (children after the node itself: emplace_back may move the nodes)
+  expr::for_each_child(x, id, [&](const auto& a, int cid) {
+    st.g.nodes[std::size_t(id)].args.push_back(cid);
+    lower(a, st, cid);
+  });
+}
+
+// Two independent 64-bit FNV-1a streams: a 128-bit key for the plan cache.
+struct fingerprint {
+  std::uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+  storage_index storage;
+  void add(std::uint64_t v) {
+    // word-wise FNV-style mixing, two independent streams
+    h1 = (h1 ^ v) * 0x100000001b3ull;
+    h1 ^= h1 >> 29;
+    h2 = (h2 ^ (v * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    h2 ^= h2 >> 31;
+  }
+  void add(const layout& l) {
+    add(std::uint64_t(l.ndim()));
+    for (auto s : l.shape()) add(std::uint64_t(s));
+    add(l.split() ? std::uint64_t(*l.split()) : ~0ull);
+    add(l.hash());  // covers the per-rank extents, computed once per map
+  }
+  bool operator==(const fingerprint& o) const { return h1 == o.h1 && h2 == o.h2; }
+};
+struct fingerprint_hash {
+  std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const { return k.first ^ (k.second * 31); }
+};
+
+// What the plan of x depends on beyond x's type: leaf layouts, devices and
+// aliasing, reduction axes, shapes where broadcasting happens.
+template <class X>
+void fingerprint_of(const X& x, fingerprint& f) {
+  using K = expr::node_class;
+  constexpr K kind = expr::kind_of<X>;
+  if constexpr (kind == K::scalar) {
+    return;  // values do not change the plan
+  } else if constexpr (kind == K::leaf) {
+    f.add(f.storage.of(x.a.identity()).first);
+    f.add(std::uint64_t(x.a.device()) + 0xde00);
+    f.add(x.a.layout());
+    return;
+  } else if constexpr (kind == K::reduction) {
+    f.add(std::uint64_t(x.keepdims));
+    for (int a : x.axes) f.add(std::uint64_t(a));
+    f.add(0xa5a5);
+  } else {
+    static_assert(kind == K::elementwise || kind == K::step_op || kind == K::tuple);
+    if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));
+    f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
+  }
+  expr::for_each_child(x, 0, [&](const auto& a, int) { fingerprint_of(a, f); });
+}
+
+// The first leaf's communicator; every leaf must live on the same group of ranks.
+template <class X>
+const communicator* comm_of(const X& x) {
+  const communicator* found = nullptr;
+  expr::for_each_leaf(x, 0, [&](const auto& l, int) {
+    const communicator& c = l.a.comm();
+    if (found && !(c == *found) && !c.congruent(*found))
+      throw value_error("ember: an expression mixes arrays on different communicators (sizes " +
+                        std::to_string(found->size()) + " and " + std::to_string(c.size()) + ")");
+    if (!found) found = &c;
+  });
+  return found;
+}
+
+// The device of the expression's arrays (the first leaf's; lower() checks that
+// every leaf agrees).
+template <class X>
+device_kind device_of(const X& x) {
+  std::optional<device_kind> d;
+  expr::for_each_leaf(x, 0, [&](const auto& l, int) {
+    if (!d) d = l.a.device();
+  });
+  return d.value_or(device_kind::cpu);
+}
+
+}  // namespace ember::detail
