@@ -268,19 +268,20 @@ namespace detail {
 
 constexpr int max_dims = 32;
 
-// Heat's is_split: each rank passes its block; blocks are joined along `axis`.
+// The layout of per-rank blocks joined along `axis` (Heat's is_split), or, with
+// no axis, of blocks that are each a whole copy (every rank's shape the same).
 // Every check happens after one allgather of every rank's metadata, so all ranks
-// see the same facts and throw the same error.
-// `nvalues`: how many values this rank passes (-1: implied by its block's shape),
-// checked for every rank on every rank.
+// see the same facts and throw the same error. `nvalues`: how many values this
+// rank passes (-1: implied by its block's shape), checked for every rank on every
+// rank. `what` names the caller in messages ("ember::array(is_split=0)").
 template <dtype T, int N>
-dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c,
-                           std::int64_t nvalues = -1) {
+layout joined_layout(const std::array<std::int64_t, N>& lshape, split_axis axis, const communicator& c,
+                     std::int64_t nvalues, const std::string& what) {
   static_assert(N <= max_dims);
   std::array<std::int64_t, 4 + max_dims> rec{};
   rec[0] = dtype_code<T>();
   rec[1] = N;
-  rec[2] = axis;
+  rec[2] = axis ? *axis : -1;
   for (int d = 0; d < N; ++d) rec[4 + d] = lshape[d];
   rec[3] = nvalues;
   const auto all = c.allgather(rec.data(), std::int64_t(rec.size()));
@@ -288,47 +289,59 @@ dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lsh
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * R + i]; };
   for (int r = 0; r < c.size(); ++r) {
     if (at(r, 0) != at(0, 0))
-      throw type_error("ember::array(is_split): rank 0 passes " + std::string(dtype_name(int(at(0, 0)))) +
-                       " data but rank " + std::to_string(r) + " passes " + std::string(dtype_name(int(at(r, 0)))));
+      throw type_error(what + ": rank 0 passes " + std::string(dtype_name(int(at(0, 0)))) + " data but rank " +
+                       std::to_string(r) + " passes " + std::string(dtype_name(int(at(r, 0)))));
     if (at(r, 1) != at(0, 1))
-      throw shape_error("ember::array(is_split): rank 0 passes a " + std::to_string(at(0, 1)) +
-                        "-dimensional block but rank " + std::to_string(r) + " a " + std::to_string(at(r, 1)) +
-                        "-dimensional one");
+      throw shape_error(what + ": rank 0 passes a " + std::to_string(at(0, 1)) + "-dimensional block but rank " +
+                        std::to_string(r) + " a " + std::to_string(at(r, 1)) + "-dimensional one");
     if (at(r, 2) != at(0, 2))
-      throw axis_error("ember::array(is_split): rank 0 joins along axis " + std::to_string(at(0, 2)) + " but rank " +
-                       std::to_string(r) + " along axis " + std::to_string(at(r, 2)));
+      throw axis_error(what + ": rank 0 joins along axis " + axis_str(at(0, 2) < 0 ? none : split_axis(int(at(0, 2)))) +
+                       " but rank " + std::to_string(r) + " along axis " +
+                       axis_str(at(r, 2) < 0 ? none : split_axis(int(at(r, 2)))));
   }
-  check_axis(axis, N, "array(is_split)");
+  if (axis) check_axis(*axis, N, what.c_str());
+  const int k = axis ? *axis : -1;
   index_vec shape(N), extents(c.size());
   for (int d = 0; d < N; ++d) shape[d] = at(0, 4 + d);
-  shape[axis] = 0;
+  if (axis) shape[std::size_t(k)] = 0;
   for (int r = 0; r < c.size(); ++r) {
     index_vec ls(N);
     for (int d = 0; d < N; ++d) ls[d] = at(r, 4 + std::size_t(d));
     for (int d = 0; d < N; ++d)
       if (ls[d] < 0)
-        throw value_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
-                          " has the negative extent " + std::to_string(ls[d]) + " in shape " + shape_str(ls));
-    const std::int64_t n = checked_numel(ls, "ember::array(is_split=" + std::to_string(axis) + "): block of rank " +
-                                                 std::to_string(r));
+        throw value_error(what + ": block of rank " + std::to_string(r) + " has the negative extent " +
+                          std::to_string(ls[d]) + " in shape " + shape_str(ls));
+    const std::int64_t n = checked_numel(ls, what + ": block of rank " + std::to_string(r));
     if (at(r, 3) >= 0 && at(r, 3) != n)
-      throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): rank " + std::to_string(r) + " passes " +
-                        std::to_string(at(r, 3)) + " values for its block of shape " + shape_str(ls));
+      throw shape_error(what + ": rank " + std::to_string(r) + " passes " + std::to_string(at(r, 3)) +
+                        " values for its block of shape " + shape_str(ls));
     for (int d = 0; d < N; ++d)
-      if (d != axis && ls[d] != at(0, 4 + std::size_t(d)))
-        throw shape_error("ember::array(is_split=" + std::to_string(axis) + "): block of rank " + std::to_string(r) +
-                          " has shape " + shape_str(ls) + " but rank 0's has " +
-                          shape_str(std::span(all.data() + 4, std::size_t(N))) + "; blocks may differ along axis " +
-                          std::to_string(axis) + " only (they differ on axis " + std::to_string(d) + ")");
-    extents[r] = ls[axis];
-    const auto sum = add_checked(shape[axis], ls[axis]);
+      if (d != k && ls[d] != at(0, 4 + std::size_t(d)))
+        throw shape_error(what + ": block of rank " + std::to_string(r) + " has shape " + shape_str(ls) +
+                          " but rank 0's has " + shape_str(std::span(all.data() + 4, std::size_t(N))) +
+                          (axis ? "; blocks may differ along axis " + std::to_string(k) + " only (they differ on axis " +
+                                      std::to_string(d) + ")"
+                                : "; unsplit, every rank holds the whole array (they differ on axis " +
+                                      std::to_string(d) + ")"));
+    if (!axis) continue;
+    extents[r] = ls[std::size_t(k)];
+    const auto sum = add_checked(shape[std::size_t(k)], ls[std::size_t(k)]);
     if (!sum)
-      throw value_error("ember::array(is_split=" + std::to_string(axis) + "): the blocks' extents along axis " +
-                        std::to_string(axis) + " overflow a 64-bit sum at rank " + std::to_string(r));
-    shape[axis] = *sum;
+      throw value_error(what + ": the blocks' extents along axis " + std::to_string(k) +
+                        " overflow a 64-bit sum at rank " + std::to_string(r));
+    shape[std::size_t(k)] = *sum;
   }
-  checked_numel(shape, "ember::array(is_split=" + std::to_string(axis) + ")");
-  auto a = agreed_array<T, N>(layout(shape, axis, extents), c, "ember::array(is_split)");
+  checked_numel(shape, what);
+  return axis ? layout(shape, k, extents) : layout::balanced(shape, none, c.size());
+}
+
+// Heat's is_split: each rank passes its block; blocks are joined along `axis`
+// and copied into a new array.
+template <dtype T, int N>
+dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c,
+                           std::int64_t nvalues = -1) {
+  const std::string what = "ember::array(is_split=" + std::to_string(axis) + ")";
+  auto a = agreed_array<T, N>(joined_layout<T, N>(lshape, axis, c, nvalues, what), c, "ember::array(is_split)");
   if (a.lnumel() > 0) std::memcpy(a.ldata(), data, std::size_t(a.lnumel()) * sizeof(T));
   return a;
 }
@@ -426,6 +439,35 @@ dndarray<T, int(N)> array(const std::vector<T>& data, const std::int64_t (&shape
 template <dtype T>
 dndarray<T, 1> array(const std::vector<T>& data, const array_options& o = {}) {
   return array(std::span<const T>(data), std::array<std::int64_t, 1>{std::int64_t(data.size())}, o);
+}
+
+// Options of ember::wrap.
+struct wrap_options {
+  split_axis split = none;  // blocks joined along this axis; none: every rank holds a whole copy
+  std::optional<communicator> comm = std::nullopt;  // default: ember::world()
+};
+
+// Embedding: an array over memory the host code owns, without a copy. Each rank
+// passes its row-major local block and its shape; the blocks are joined along
+// `split` (one allgather of the shapes: blocks that do not tile raise the same
+// error on every rank). The memory must outlive every handle to the array and
+// every expression reading it; writes through ember are writes into it.
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> wrap(T* data, const std::array<std::int64_t, N>& local_shape, const wrap_options& o = {}) {
+  const auto& c = detail::comm_of(o.comm);
+  constexpr int M = int(N);
+  const std::string what = "ember::wrap(split=" + detail::axis_str(o.split) + ")";
+  layout lay = detail::joined_layout<T, M>(local_shape, o.split, c, -1, what);
+  // (rank + 1 of the last rank passing no memory for a non-empty block)
+  const std::int64_t null_at = lay.local_size(c.rank()) > 0 && data == nullptr ? c.rank() + 1 : 0;
+  if (const auto bad = c.allreduce(null_at, reduce_op::max); bad > 0)
+    throw value_error(what + ": rank " + std::to_string(bad - 1) + " passes a null pointer for a non-empty block");
+  std::shared_ptr<T[]> view(data, [](T*) {});  // not owned: the host code frees it
+  return dndarray<T, M>(std::move(lay), c, std::move(view));
+}
+template <dtype T, std::size_t N>
+dndarray<T, int(N)> wrap(T* data, const std::int64_t (&local_shape)[N], const wrap_options& o = {}) {
+  return wrap<T, N>(data, std::to_array(local_shape), o);
 }
 
 }  // namespace ember

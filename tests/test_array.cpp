@@ -1,6 +1,7 @@
 // dndarray handles, factories, random numbers and printing, against serial
 // references computed on the gathered data.
 #include <cmath>
+#include <numeric>
 
 #include "common.hpp"
 
@@ -30,6 +31,59 @@ TEST_CASE("expressions of a leaf outlive the handle they were built from", "[dnd
   }
   auto g = test::gathered(keep);
   CHECK(g == std::vector<float>(9, 1.0f));
+}
+
+TEST_CASE("wrap: an array over the host code's memory, without a copy", "[dndarray][wrap]") {
+  const auto& w = ember::world();
+  const int P = w.size(), me = w.rank();
+  // uneven blocks, one of them empty from 3 ranks on
+  auto rows_of = [&](int r) { return std::int64_t(P > 2 && r == 1 ? 0 : r + 1); };
+  const std::int64_t cols = 3, rows = rows_of(me);
+  std::int64_t off = 0, total = 0;
+  for (int r = 0; r < P; ++r) {
+    if (r < me) off += rows_of(r);
+    total += rows_of(r);
+  }
+  std::vector<double> mine(std::size_t(rows * cols)), global(std::size_t(total * cols));
+  for (std::int64_t i = 0; i < total * cols; ++i) global[std::size_t(i)] = double(i / cols) * 10 + double(i % cols);
+  std::copy_n(global.begin() + off * cols, rows * cols, mine.begin());
+
+  auto a = ember::wrap(mine.data(), {rows, cols}, {.split = 0});
+  CHECK(a.shape() == std::array<std::int64_t, 2>{total, cols});
+  CHECK(a.split() == 0);
+  for (int r = 0; r < P; ++r) CHECK(a.lshape_map()[std::size_t(r)] == std::array<std::int64_t, 2>{rows_of(r), cols});
+  CHECK((rows == 0 || a.ldata() == mine.data()));  // no copy
+  CHECK(test::gathered(a) == global);
+  CHECK(ember::sum(a * a) == std::inner_product(global.begin(), global.end(), global.begin(), 0.0));
+
+  // ember's writes are writes into the host code's memory
+  a = a * 2.0 + 1.0;
+  bool ok = true;
+  for (std::int64_t i = 0; i < rows * cols; ++i)
+    ok = ok && mine[std::size_t(i)] == 2 * global[std::size_t(off * cols + i)] + 1;
+  CHECK(test::all_ranks(ok));
+  // and the host code's writes are seen by the next expression
+  std::fill(mine.begin(), mine.end(), 1.0);
+  CHECK(ember::sum(a) == double(total * cols));
+
+  // split along axis 1: blocks of rank-dependent widths
+  std::vector<std::int32_t> wide(std::size_t(2 * rows));
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t j = 0; j < rows; ++j) wide[std::size_t(i * rows + j)] = std::int32_t(i * 1000 + off + j);
+  auto b = ember::wrap(wide.data(), {2, rows}, {.split = 1});
+  CHECK(b.shape() == std::array<std::int64_t, 2>{2, total});
+  std::vector<std::int32_t> want(std::size_t(2 * total));
+  for (std::int64_t i = 0; i < 2; ++i)
+    for (std::int64_t j = 0; j < total; ++j) want[std::size_t(i * total + j)] = std::int32_t(i * 1000 + j);
+  CHECK(test::gathered(b) == want);
+
+  // not split: every rank holds a whole copy
+  std::vector<float> copy(12);
+  std::iota(copy.begin(), copy.end(), 0.0f);
+  auto c = ember::wrap(copy.data(), {4, 3});
+  CHECK(!c.split());
+  CHECK(c.ldata() == copy.data());
+  CHECK(ember::sum(c) == 66.0f);
 }
 
 TEST_CASE("larray is the local block as a row-major Eigen TensorMap", "[dndarray]") {

@@ -101,6 +101,8 @@
 //                                                                      value_error / type_error (names the rank)
 // 56 symmetric_array::put / get    target or elements outside (local calls, alike everywhere)   value_error
 // 57 symmetric release             ranks release in different orders (EMBER_CHECK_SYMMETRIC)   error
+// 58 wrap(ptr, lshape, {.split})  one rank: another trailing shape (split) or shape (unsplit); a null
+//                                  pointer for a non-empty block   shape_error / value_error (names the rank)
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -357,6 +359,23 @@ TEST_CASE("array(is_split): one rank's block differs", "[collective][array]") {
     expect_collective_throw<ember::axis_error>(
         [&] { (void)ember::array(iota_vec<double>(6), {2, 3}, {.is_split = me() == bad ? 1 : 0}); },
         {rank_str(bad), "axis 1", "axis 0"});
+  }
+}
+
+TEST_CASE("wrap: one rank's block does not tile; a null pointer", "[collective][array]") {
+  if (P() == 1) return;
+  std::vector<double> v(12, 1.0);
+  for (int bad : bad_ranks()) {
+    CAPTURE(bad);
+    const std::int64_t cols = me() == bad ? 4 : 3;
+    expect_collective_throw<ember::shape_error>([&] { (void)ember::wrap(v.data(), {2, cols}, {.split = 0}); },
+                                                {"ember::wrap(split=0)", rank_str(bad), "(2, 4)", "(2, 3)", "axis 1"});
+    const std::int64_t rows = me() == bad ? 3 : 4;
+    expect_collective_throw<ember::shape_error>([&] { (void)ember::wrap(v.data(), {rows, 3}); },
+                                                {"ember::wrap(split=none)", rank_str(bad), "whole array"});
+    expect_collective_throw<ember::value_error>(
+        [&] { (void)ember::wrap(me() == bad ? nullptr : v.data(), {2, 3}, {.split = 0}); },
+        {rank_str(bad) + " passes a null pointer"});
   }
 }
 
