@@ -273,10 +273,12 @@ constexpr int max_dims = 32;
 // Every check happens after one allgather of every rank's metadata, so all ranks
 // see the same facts and throw the same error. `nvalues`: how many values this
 // rank passes (-1: implied by its block's shape), checked for every rank on every
-// rank. `what` names the caller in messages ("ember::array(is_split=0)").
+// rank. `caller` names the caller in messages: "array(is_split" becomes
+// "ember::array(is_split)" until the ranks are known to agree on the axis, then
+// "ember::array(is_split=0)" (a message must be the same on every rank).
 template <dtype T, int N>
 layout joined_layout(const std::array<std::int64_t, N>& lshape, split_axis axis, const communicator& c,
-                     std::int64_t nvalues, const std::string& what) {
+                     std::int64_t nvalues, const std::string& caller) {
   static_assert(N <= max_dims);
   std::array<std::int64_t, 4 + max_dims> rec{};
   rec[0] = dtype_code<T>();
@@ -287,19 +289,21 @@ layout joined_layout(const std::array<std::int64_t, N>& lshape, split_axis axis,
   const auto all = c.allgather(rec.data(), std::int64_t(rec.size()));
   const std::size_t R = rec.size();
   auto at = [&](int r, std::size_t i) { return all[std::size_t(r) * R + i]; };
+  const std::string unagreed = "ember::" + caller + ")";
   for (int r = 0; r < c.size(); ++r) {
     if (at(r, 0) != at(0, 0))
-      throw type_error(what + ": rank 0 passes " + std::string(dtype_name(int(at(0, 0)))) + " data but rank " +
+      throw type_error(unagreed + ": rank 0 passes " + std::string(dtype_name(int(at(0, 0)))) + " data but rank " +
                        std::to_string(r) + " passes " + std::string(dtype_name(int(at(r, 0)))));
     if (at(r, 1) != at(0, 1))
-      throw shape_error(what + ": rank 0 passes a " + std::to_string(at(0, 1)) + "-dimensional block but rank " +
+      throw shape_error(unagreed + ": rank 0 passes a " + std::to_string(at(0, 1)) + "-dimensional block but rank " +
                         std::to_string(r) + " a " + std::to_string(at(r, 1)) + "-dimensional one");
     if (at(r, 2) != at(0, 2))
-      throw axis_error(what + ": rank 0 joins along axis " + axis_str(at(0, 2) < 0 ? none : split_axis(int(at(0, 2)))) +
+      throw axis_error(unagreed + ": rank 0 joins along axis " + axis_str(at(0, 2) < 0 ? none : split_axis(int(at(0, 2)))) +
                        " but rank " + std::to_string(r) + " along axis " +
                        axis_str(at(r, 2) < 0 ? none : split_axis(int(at(r, 2)))));
   }
-  if (axis) check_axis(*axis, N, what.c_str());
+  const std::string where = caller + "=" + axis_str(axis) + ")", what = "ember::" + where;
+  if (axis) check_axis(*axis, N, where.c_str());
   const int k = axis ? *axis : -1;
   index_vec shape(N), extents(c.size());
   for (int d = 0; d < N; ++d) shape[d] = at(0, 4 + d);
@@ -340,8 +344,8 @@ layout joined_layout(const std::array<std::int64_t, N>& lshape, split_axis axis,
 template <dtype T, int N>
 dndarray<T, N> join_blocks(const T* data, const std::array<std::int64_t, N>& lshape, int axis, const communicator& c,
                            std::int64_t nvalues = -1) {
-  const std::string what = "ember::array(is_split=" + std::to_string(axis) + ")";
-  auto a = agreed_array<T, N>(joined_layout<T, N>(lshape, axis, c, nvalues, what), c, "ember::array(is_split)");
+  auto a = agreed_array<T, N>(joined_layout<T, N>(lshape, axis, c, nvalues, "array(is_split"), c,
+                              "ember::array(is_split)");
   if (a.lnumel() > 0) std::memcpy(a.ldata(), data, std::size_t(a.lnumel()) * sizeof(T));
   return a;
 }
@@ -456,8 +460,8 @@ template <dtype T, std::size_t N>
 dndarray<T, int(N)> wrap(T* data, const std::array<std::int64_t, N>& local_shape, const wrap_options& o = {}) {
   const auto& c = detail::comm_of(o.comm);
   constexpr int M = int(N);
+  layout lay = detail::joined_layout<T, M>(local_shape, o.split, c, -1, "wrap(split");
   const std::string what = "ember::wrap(split=" + detail::axis_str(o.split) + ")";
-  layout lay = detail::joined_layout<T, M>(local_shape, o.split, c, -1, what);
   // (rank + 1 of the last rank passing no memory for a non-empty block)
   const std::int64_t null_at = lay.local_size(c.rank()) > 0 && data == nullptr ? c.rank() + 1 : 0;
   if (const auto bad = c.allreduce(null_at, reduce_op::max); bad > 0)
