@@ -7,6 +7,7 @@ build="${1:-build}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_foundation" "${2:-4096}" "${3:-7}"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_views" 4096 20
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"

@@ -58,6 +58,9 @@ void assign_expression(dndarray<T, N>& dst, const E& e);
 // whose arrays prove it (results of a GPU array's linear algebra).
 template <dtype T, int N>
 dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d);
+// a(i0, i1, ...): a lazy view (dsl/view.hpp).
+template <dtype T, int N, class... I>
+auto make_view(const dndarray<T, N>& a, const I&... idx);
 }  // namespace detail
 
 // A GPU block as a typed view: the device pointer and the local shape. For CUDA
@@ -139,6 +142,16 @@ class dndarray {
   // Offset of this rank's block along the split axis (0 when not split).
   std::int64_t loffset() const { return st().lay.offset(rank()); }
   const ember::layout& layout() const { return op_st("ember::dndarray::layout").lay; }
+  // NumPy's basic indexing, one argument per axis (missing trailing axes: all):
+  // an integer (drops the axis; negative counts from the end), ember::slice(start,
+  // stop, step), ember::all, ember::newaxis. A lazy view of this array's storage
+  // (dsl/view.hpp): an expression leaf, and assignable (a(0, ember::all) = 0.0).
+  template <class... I>
+  auto operator()(const I&... idx) const {
+    return detail::make_view(*this, idx...);
+  }
+  // One element on every rank, from the rank that holds it (ember::item).
+  T item(const std::array<std::int64_t, std::size_t(N)>& index) const;
   [[deprecated("ember: dndarray::distribution() is now layout()")]] const ember::layout& distribution() const {
     return layout();
   }

@@ -52,13 +52,21 @@ struct evaluated {
   std::shared_ptr<void> storage;
   device_kind device;
 };
+// `dest_view`: `dest` is a view's base storage, written through the view.
 template <class Code, class E>
-evaluated evaluate(const E& e, const std::optional<layout>& target, std::shared_ptr<void> dest) {
-  const communicator& c = *comm_of(e);
-  auto cp = planned<Code>(e, c, target);
-  executor<E, Code> ex(e, *cp, c);
-  auto storage = ex.run(std::move(dest));
-  return {cp->p.values[std::size_t(cp->p.result)], std::move(storage), cp->p.device};
+evaluated evaluate(const E& e, const std::optional<layout>& target, std::shared_ptr<void> dest,
+                   const view_geometry* dest_view = nullptr) {
+  if constexpr (expr::is_strided_leaf<E>::value) {
+    // a view alone: a fused kernel copies its elements out (a plan's steps
+    // compute or move values; a leaf is neither)
+    return evaluate<Code>(astype<typename E::value_type>(e), target, std::move(dest), dest_view);
+  } else {
+    const communicator& c = *comm_of(e);
+    auto cp = planned<Code>(e, c, target);
+    executor<E, Code> ex(e, *cp, c);
+    auto storage = ex.run(std::move(dest), dest_view);
+    return evaluated{cp->p.values[std::size_t(cp->p.result)], std::move(storage), cp->p.device};
+  }
 }
 
 // Evaluates an expression with a replicated 0-d result and returns the value on

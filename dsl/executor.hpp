@@ -4,6 +4,7 @@
 // predicted and measured.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -110,12 +111,15 @@ class executor {
   // eval(e1, e2, ...): the storage of each result of the last run.
   const std::vector<std::shared_ptr<void>>& result_parts() const { return last_parts_; }
 
-  std::shared_ptr<void> run(std::shared_ptr<void> dest) {
+  // `dest_view`: `dest` is the base storage of a view and the result goes
+  // through the view's offset and strides (setitem).
+  std::shared_ptr<void> run(std::shared_ptr<void> dest, const view_geometry* dest_view = nullptr) {
     const auto& p = cp_.p;
     vals_.clear();
     vals_.resize(p.values.size());
     bind_leaves();
     dest_ = std::move(dest);
+    dest_view_ = dest_view;
     auto& trace = trace_store();
     trace.clear();
     // A step that throws on one rank strands its peers in a collective: the
@@ -138,6 +142,7 @@ class executor {
           case planner::step_kind::resplit:
           case planner::step_kind::allgather:
           case planner::step_kind::partition: run_move(i, s); break;
+          case planner::step_kind::halo: run_halo(i, s); break;
         }
       });
       const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
@@ -146,7 +151,18 @@ class executor {
     auto& r = vals_[std::size_t(p.result)];
     if (dest_ && r.ptr != dest_.get()) {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
-      const auto n = p.values[std::size_t(p.result)].local_size(c_.rank()) * node_elem(p.value_node[std::size_t(p.result)]);
+      const std::int64_t elem = node_elem(p.value_node[std::size_t(p.result)]);
+      if (dest_view_) {  // through the view (host memory: views of GPU arrays are refused)
+        exchange_segment seg;
+        seg.extents = p.values[std::size_t(p.result)].lshape(c_.rank());
+        seg.src_strides = row_major_strides(seg.extents);
+        seg.dst_offset = dest_view_->offset(c_.rank());
+        seg.dst_strides = dest_view_->strides(c_.rank());
+        copy_segment(seg, static_cast<const char*>(r.ptr), static_cast<char*>(dest_.get()), std::size_t(elem));
+        vals_.clear();
+        return dest_;
+      }
+      const auto n = p.values[std::size_t(p.result)].local_size(c_.rank()) * elem;
       copy_between(dest_.get(), p.device, r.ptr, r.dev, n);
       vals_.clear();
       return dest_;
@@ -165,12 +181,24 @@ class executor {
   std::vector<kernel::binding>& bind_;
   std::shared_ptr<void> dest_;
   std::vector<std::shared_ptr<void>> last_parts_;
+  std::vector<const view_geometry*> views_;  // per IR node: a view leaf's selection
+  const view_geometry* dest_view_ = nullptr;  // run(dest, view): the result is stored through it
+
+  // The selection to read value v through at node `node`: a view's own data (not a
+  // moved copy, which is a contiguous block of its layout).
+  const view_geometry* view_at(int node, int v) const {
+    const auto* g = views_[std::size_t(node)];
+    return g && cp_.p.leaf_value[std::size_t(node)] == v ? g : nullptr;
+  }
 
   std::int64_t node_elem(int node) const { return cp_.g.nodes[std::size_t(node)].elem; }
 
-  // Leaves read in place: their storage, non-owning (e_ holds the handles).
+  // Leaves read in place: their storage, non-owning (e_ holds the handles); a
+  // view's value is its base array's block, read through the view's geometry.
   void bind_leaves() {
+    views_.assign(cp_.g.nodes.size(), nullptr);
     expr::for_each_leaf(e_, 0, [&](const auto& l, int id) {
+      if (selection_key(l)) views_[std::size_t(id)] = l.view();
       auto& v = vals_[std::size_t(cp_.p.leaf_value[std::size_t(id)])];
       if (!v.ptr) {
         v.ptr = l.a.lstorage();
@@ -181,10 +209,12 @@ class executor {
   }
 
   // Storage for value v; the result goes straight into the destination when safe.
-  value_slot& output(int v, std::int64_t bytes, bool may_use_dest) {
+  // Into a view's strides only a fused elementwise kernel writes (`strided`);
+  // other steps write a block and run() stores it through the view.
+  value_slot& output(int v, std::int64_t bytes, bool may_use_dest, bool strided = false) {
     auto& slot = vals_[std::size_t(v)];
     slot.dev = cp_.p.value_device.empty() ? device_kind::cpu : cp_.p.value_device[std::size_t(v)];
-    if (v == cp_.p.result && dest_ && may_use_dest) {
+    if (v == cp_.p.result && dest_ && may_use_dest && (!dest_view_ || strided)) {
       slot.hold = dest_;
       slot.ptr = dest_.get();
     } else {
@@ -209,18 +239,58 @@ class executor {
     cp_.moves[i]->run(c_, src, out.ptr, s.on);
   }
 
+  // The rows a leaf's kernel lacks, into its ghost buffer; the rest stays where
+  // it is (the kernel reads it there: cp_.halos[output]).
+  void run_halo(std::size_t i, const planner::step& s) {
+    const ghost_rows& g = *cp_.ghosts[i];
+    const int r = c_.rank();
+    const auto rows = g.rows(r);
+    const std::int64_t elem = node_elem(s.node);
+    // the ghost buffer: the same size at every run of this plan, allocated once
+    auto& buf = cp_.ghost_blocks[i];
+    if (!buf) buf = alloc_bytes(g.local_size(r) * elem);
+    auto& out = vals_[std::size_t(s.output)];
+    out.hold = buf;
+    out.ptr = buf.get();
+    out.dev = device_kind::cpu;
+    const auto& in = vals_[std::size_t(s.input)];
+    cp_.moves[i]->run(c_, in.ptr, out.ptr, s.on);
+    auto& h = cp_.halos[std::size_t(s.output)];
+    h.own = in.ptr;
+    h.view = view_at(s.node, s.input);
+    h.have = &cp_.p.values[std::size_t(s.input)];
+    h.ghosts = out.ptr;
+    h.top = rows.top;
+    h.own_rows = rows.own;
+    h.bottom = rows.bottom;
+    h.own_lo = rows.own_lo;
+    h.axis = g.axis();
+  }
+
   void prepare_bindings(const planner::step& s) {
     bind_.resize(cp_.g.nodes.size());
-    for (auto [node, v] : s.bindings) bind_[std::size_t(node)] = {vals_[std::size_t(v)].ptr, &cp_.p.values[std::size_t(v)]};
+    for (auto [node, v] : s.bindings) {
+      const bool halo = cp_.halos[std::size_t(v)].have != nullptr;
+      bind_[std::size_t(node)] = {vals_[std::size_t(v)].ptr, &cp_.p.values[std::size_t(v)], view_at(node, v),
+                                  halo ? &cp_.halos[std::size_t(v)] : nullptr};
+    }
   }
 
   // Writing the result in place is safe when every input that shares the
   // destination's storage is read at the position being written.
+  // The storage a binding reads (a halo'd value reads its leaf's block too).
+  const void* read_storage(int v) const {
+    const auto& h = cp_.halos[std::size_t(v)];
+    return h.have ? h.own : vals_[std::size_t(v)].ptr;
+  }
   bool dest_safe(const planner::step& s, bool is_reduction) const {
     if (!dest_) return true;
+    if (dest_view_)  // through a view: nothing read may share its storage
+      return std::none_of(s.bindings.begin(), s.bindings.end(), [&](auto b) { return read_storage(b.second) == dest_.get(); });
     for (auto [node, v] : s.bindings) {
-      if (vals_[std::size_t(v)].ptr != dest_.get()) continue;
-      if (is_reduction) return false;
+      if (read_storage(v) != dest_.get()) continue;
+      if (cp_.halos[std::size_t(v)].have) return false;
+      if (is_reduction || view_at(node, v)) return false;  // (a view reads other positions)
       if (!(cp_.p.values[std::size_t(v)] == *s.from) || cp_.g.nodes[std::size_t(node)].shape != cp_.g.nodes[std::size_t(s.node)].shape)
         return false;
     }
@@ -250,11 +320,17 @@ class executor {
     using T = typename X::value_type;
     constexpr int MR = X::ndim;
     const auto sp = space_of<MR>(*s.from, c_.rank());
-    auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
+    auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false), s.on == device_kind::cpu);
     auto ev = kernel::make_eval<MR>(x, s.node, ctx, sp);
     if (s.on == device_kind::gpu) {
       if constexpr (device_kernels_v<Code>) device_ops<Code>::template elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
       else throw_no_device_kernels(s);
+      return;
+    }
+    if (dest_view_ && out.ptr == dest_.get()) {  // setitem: straight into the view's elements
+      std::array<std::int64_t, kernel::space<MR>::cap> ostr{};
+      dest_view_->strides(c_.rank(), ostr.data());
+      kernel::run_elementwise_strided<MR>(ev, static_cast<T*>(out.ptr) + dest_view_->offset(c_.rank()), ostr.data(), sp);
       return;
     }
     kernel::run_elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -41,6 +42,7 @@
 namespace ember {
 
 namespace hana = boost::hana;
+class view_geometry;
 
 namespace expr {
 
@@ -62,6 +64,10 @@ struct leaf : node_base {
   dndarray<T, N> a;
   dims shape_dims() const { return to_dims(a.layout().shape()); }
   index_vec shape() const { return a.layout().shape(); }
+  // What every leaf answers (a view, dsl/view.hpp, answers with its selection).
+  const layout& lay() const { return a.layout(); }
+  static constexpr const view_geometry* view() { return nullptr; }
+  static std::shared_ptr<const view_geometry> view_handle() { return {}; }
 };
 
 template <class T>
@@ -253,6 +259,17 @@ auto as_node(X&& x) {
 }
 template <class X>
 using node_t = decltype(as_node(std::declval<X>()));
+
+// A leaf whose elements are strided in its storage (a view, dsl/view.hpp).
+template <class X>
+struct is_strided_leaf : std::false_type {};
+// Matrix products and transposes read their operands' blocks as contiguous
+// row-major buffers: a view operand is first copied by a fused kernel.
+template <class N>
+auto step_operand(N n) {
+  if constexpr (is_strided_leaf<N>::value) return elementwise<op::astype<typename N::value_type>, N>(std::move(n));
+  else return n;
+}
 
 // A scalar operand takes its type from the array operand it meets (NumPy's rule
 // for Python scalars): float32 * 2.0 stays float32.

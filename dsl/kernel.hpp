@@ -17,6 +17,7 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/unpack.hpp>
 
+#include "../runtime/view.hpp"
 #include "traversal.hpp"
 
 namespace ember::kernel {
@@ -37,10 +38,36 @@ struct space {
   }
 };
 
-// What the plan binds to a boundary node (a leaf or a reduction result).
+// What the plan binds to a boundary node (a leaf or a reduction result): a
+// block laid out as `lay`, row-major and contiguous, or a view's elements inside
+// its base array's block (`view`: offset and strides per rank).
+// Where a halo'd operand's rows come from, per region along the split axis's
+// iteration dimension: 0 the top ghost rows, 1 the rows in place, 2 the bottom
+// ghost rows (element strides per iteration dimension, bytes for the bases).
+struct halo_rows {
+  int axis = -1;
+  std::int64_t top = 0, own = 0;
+  std::array<const char*, 3> base{};
+  std::array<std::array<std::int64_t, 32>, 3> str{};
+  std::array<std::int64_t, 3> inner{};
+};
+// What a halo step leaves for the kernel reading its value: the leaf's own block
+// (a view's base block) and the ghost rows the step received.
+struct halo_source {
+  const void* own = nullptr;
+  const view_geometry* view = nullptr;
+  const layout* have = nullptr;  // the leaf's layout
+  const void* ghosts = nullptr;  // top rows, then bottom rows, row-major
+  std::int64_t top = 0, own_rows = 0, bottom = 0, own_lo = 0;  // counts, and the first own row (global)
+  int axis = 0;                  // the split axis of the leaf
+  mutable halo_rows rows;        // filled per kernel by make_eval
+};
+
 struct binding {
   const void* ptr = nullptr;
   const layout* lay = nullptr;
+  const view_geometry* view = nullptr;
+  const halo_source* halo = nullptr;
 };
 
 struct context {
@@ -56,7 +83,19 @@ struct buffer_eval {
   std::array<std::int64_t, cap> str{};
   std::int64_t inner = 0;
   const T* row = nullptr;
+  const halo_rows* halo = nullptr;  // host kernels after a halo step: rows from three places
   EMBER_HD void start(const std::int64_t* idx, int outer) {
+    if (halo) {
+      const std::int64_t i = idx[halo->axis];
+      const int k = i < halo->top ? 0 : i < halo->top + halo->own ? 1 : 2;
+      const std::int64_t first = k == 0 ? 0 : k == 1 ? halo->top : halo->top + halo->own;
+      const T* p = reinterpret_cast<const T*>(halo->base[std::size_t(k)]);
+      const auto& hs = halo->str[std::size_t(k)];
+      for (int d = 0; d < outer; ++d) p += (d == halo->axis ? idx[d] - first : idx[d]) * hs[std::size_t(d)];
+      row = p;
+      inner = halo->inner[std::size_t(k)];
+      return;
+    }
     const T* p = base;
     for (int d = 0; d < outer; ++d) p += idx[d] * str[std::size_t(d)];
     row = p;
@@ -118,13 +157,17 @@ struct elementwise_eval {
 
 // Strides of a buffer laid out as `lay` (on this rank) read in iteration space
 // `sp`: shapes align on the right, broadcast axes get stride 0.
+// A view's element strides come from its geometry instead of its local shape.
 template <int MR>
-void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::int64_t* str, std::int64_t& inner) {
-  // local shape and row-major strides of the buffer, without allocating
+void broadcast_strides(const layout& lay, const view_geometry* view, int rank, const space<MR>& sp, std::int64_t* str,
+                       std::int64_t& inner) {
+  // local shape and element strides of the buffer, without allocating
   const index_vec& gs = lay.shape();
   const int n = int(gs.size()), R = sp.ndim;
   const int k = lay.split() ? *lay.split() : -1;
   auto local = [&](int d) { return d == k ? lay.extent(rank) : gs[std::size_t(d)]; };
+  std::array<std::int64_t, 32> vstr{};
+  if (view) view->strides(rank, vstr.data());
   std::int64_t stride = 1;
   for (int d = R - 1; d >= 0; --d) {
     const int din = d - (R - n);
@@ -133,7 +176,8 @@ void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::in
       continue;
     }
     const std::int64_t ext = local(din);
-    str[d] = (ext == 1 && sp.ext[std::size_t(d)] != 1) ? 0 : stride;
+    const std::int64_t own = view ? vstr[std::size_t(din)] : stride;
+    str[d] = (ext == 1 && sp.ext[std::size_t(d)] != 1) ? 0 : own;
     stride *= ext;
   }
   inner = str[R - 1];
@@ -142,6 +186,51 @@ void broadcast_strides(const layout& lay, int rank, const space<MR>& sp, std::in
 // Builds the evaluator of node `x` (IR id `id`) for iteration space `sp`: a
 // boundary of the group (leaf, reduction result, step result) reads the buffer
 // the plan bound to it; elementwise nodes combine their children's evaluators.
+// The three regions of a halo'd operand for iteration space `sp` (its split axis
+// is an outer axis of the space: the planner emits halo steps only then).
+template <int MR>
+void fill_halo(const halo_source& h, std::size_t elem, int rank, const space<MR>& sp) {
+  halo_rows& r = h.rows;
+  const index_vec& gs = h.have->shape();
+  const int n = int(gs.size()), R = sp.ndim;
+  r.axis = h.axis + (R - n);
+  r.top = h.top;
+  r.own = h.own_rows;
+  // in place: the leaf's block (or its view's), from the first own row
+  std::array<std::int64_t, 32> own{};
+  if (h.view) h.view->strides(rank, own.data());
+  else {
+    const index_vec ls = h.have->lshape(rank), rm = row_major_strides(ls);
+    for (int d = 0; d < n; ++d) own[std::size_t(d)] = rm[std::size_t(d)];
+  }
+  const std::int64_t first_local = h.own_lo - h.have->offset(rank);
+  r.base[1] = static_cast<const char*>(h.own) +
+              std::int64_t(elem) * ((h.view ? h.view->offset(rank) : 0) + first_local * own[std::size_t(h.axis)]);
+  // ghosts: row-major boxes of `top` and `bottom` rows
+  std::int64_t row_elems = 1;
+  for (int d = 0; d < n; ++d)
+    if (d != h.axis) row_elems *= gs[std::size_t(d)];
+  r.base[0] = static_cast<const char*>(h.ghosts);
+  r.base[2] = static_cast<const char*>(h.ghosts) + std::int64_t(elem) * h.top * row_elems;
+  for (int k = 0; k < 3; ++k) {
+    const std::int64_t rows = k == 0 ? h.top : k == 2 ? h.bottom : 0;
+    std::int64_t stride = 1;
+    for (int d = R - 1; d >= 0; --d) {
+      const int din = d - (R - n);
+      auto& out = r.str[std::size_t(k)][std::size_t(d)];
+      if (din < 0) {
+        out = 0;
+        continue;
+      }
+      const std::int64_t ext = din == h.axis ? rows : gs[std::size_t(din)];
+      const std::int64_t s = k == 1 ? own[std::size_t(din)] : stride;
+      out = (gs[std::size_t(din)] == 1 && sp.ext[std::size_t(d)] != 1) ? 0 : s;  // a broadcast axis
+      stride *= ext;
+    }
+    r.inner[std::size_t(k)] = r.str[std::size_t(k)][std::size_t(R - 1)];
+  }
+}
+
 template <int MR, class X>
 auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
   using K = expr::node_class;
@@ -149,8 +238,16 @@ auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
   using T = typename X::value_type;
   if constexpr (kind == K::leaf || kind == K::reduction || kind == K::step_op) {
     const binding& b = (*ctx.bind)[std::size_t(id)];
-    buffer_eval<T, MR> ev{static_cast<const T*>(b.ptr)};
-    broadcast_strides(*b.lay, ctx.rank, sp, ev.str.data(), ev.inner);
+    if (b.halo) {
+      fill_halo(*b.halo, sizeof(T), ctx.rank, sp);
+      buffer_eval<T, MR> ev{nullptr};
+      ev.halo = &b.halo->rows;
+      const auto& in = b.halo->rows.inner;
+      ev.inner = in[0] == 1 && in[1] == 1 && in[2] == 1 ? 1 : 0;  // contiguous() before the first row
+      return ev;
+    }
+    buffer_eval<T, MR> ev{static_cast<const T*>(b.ptr) + (b.view ? b.view->offset(ctx.rank) : 0)};
+    broadcast_strides(*b.lay, b.view, ctx.rank, sp, ev.str.data(), ev.inner);
     return ev;
   } else if constexpr (kind == K::scalar) {
     return scalar_eval<T>{x.v};
@@ -199,6 +296,26 @@ void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
     ev.start(it.idx.data(), sp.ndim - 1);
     if (c) row<true>(ev, out + r * n, n);
     else row<false>(ev, out + r * n, n);
+  }
+}
+
+// The same into strided storage (a view's elements: `ostr` per axis, elements).
+template <int MR, class Out, class Ev>
+void run_elementwise_strided(Ev ev, Out* out, const std::int64_t* ostr, const space<MR>& sp) {
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)], os = ostr[sp.ndim - 1];
+  outer_iter<MR> it(sp);
+  const bool c = ev.contiguous();
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    ev.start(it.idx.data(), sp.ndim - 1);
+    Out* o = out;
+    for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[d];
+    if (os == 1) {
+      if (c) row<true>(ev, o, n);
+      else row<false>(ev, o, n);
+    } else {
+      for (std::int64_t j = 0; j < n; ++j) o[j * os] = Out(ev.template at<false>(j));
+    }
   }
 }
 

@@ -12,28 +12,39 @@
 #include <vector>
 
 #include "../planner/ir.hpp"
+#include "../runtime/view.hpp"
 #include "traversal.hpp"
 
 namespace ember::detail {
 
-// Distinct leaf storages in the order first seen: leaves reading one array share
-// one index (the planner moves a leaf read twice once; its label is "a<index>").
+// Distinct leaf keys in the order first seen: the storage of an array, or a
+// storage and a selection (a view). Leaves with one key share one value (the
+// planner moves a leaf read twice once); two views of one array are two values.
 struct storage_index {
-  std::vector<const void*> seen;
+  std::vector<std::pair<const void*, std::uint64_t>> seen;
   // The index of `p`, and whether it was new.
-  std::pair<std::size_t, bool> of(const void* p) {
+  std::pair<std::size_t, bool> of(const void* p, std::uint64_t selection = 0) {
     std::size_t k = 0;
-    while (k < seen.size() && seen[k] != p) ++k;
+    while (k < seen.size() && seen[k] != std::make_pair(p, selection)) ++k;
     if (k < seen.size()) return {k, false};
-    seen.push_back(p);
+    seen.emplace_back(p, selection);
     return {k, true};
   }
 };
 
+// The selection part of a leaf's key: 0 for an array, and for a view that reads
+// its whole base in order (it is the array).
+template <class X>
+std::uint64_t selection_key(const X& x) {
+  const view_geometry* v = x.view();
+  return v && !v->is_whole() ? v->spec().hash() | 1 : 0;
+}
+
 struct lower_state {
   planner::graph g;
-  storage_index storage;
-  std::vector<int> storage_node;     // first leaf node of each storage
+  storage_index storage;             // by array: the label a0, a1, ...
+  storage_index keys;                // by array and selection: the planner's alias
+  std::vector<int> key_node;         // first leaf node of each key
   std::optional<int> rebalance_for;  // plan_for: leaves laid out as balanced for P ranks
   bool scalar_values = true;         // label scalars by value (not for cached plans: values change)
   std::optional<device_kind> device; // of the first leaf; every leaf must agree
@@ -44,10 +55,13 @@ template <class X>
 void lower_leaf(const X& x, planner::ir_node& n, int id, lower_state& st) {
   n.kind = planner::node_kind::leaf;
   n.op = "leaf";
-  const auto [k, fresh] = st.storage.of(x.a.identity());
-  if (fresh) st.storage_node.push_back(id);
-  n.alias = st.storage_node[k];
-  n.label = "a" + std::to_string(k);
+  const std::uint64_t sel = selection_key(x);
+  const auto [key, fresh] = st.keys.of(x.a.identity(), sel);
+  if (fresh) st.key_node.push_back(id);
+  n.alias = st.key_node[key];
+  n.label = "a" + std::to_string(st.storage.of(x.a.identity()).first);
+  if constexpr (expr::is_strided_leaf<X>::value)
+    if (sel) n.label += x.view()->spec().text(x.view()->base().shape());
   // One device per expression, as in CuPy and PyTorch: mixing needs an explicit
   // .to(), so no copy over the host-device link happens unannounced.
   const device_kind d = x.a.device();
@@ -62,10 +76,14 @@ void lower_leaf(const X& x, planner::ir_node& n, int id, lower_state& st) {
                       std::string(device_name(d)) + "; move one with .to(ember::" +
                       std::string(device_name(*st.device)) + ") first");
   }
-  if (st.rebalance_for)
+  if (!st.rebalance_for) {
+    n.lay = x.lay();
+  } else if constexpr (expr::is_strided_leaf<X>::value) {  // the same selection of the base balanced over P ranks
+    const view_geometry& v = *x.view();
+    n.lay = view_geometry(layout::balanced(v.base().shape(), v.base().split(), *st.rebalance_for), v.spec()).logical();
+  } else {
     n.lay = layout::balanced(n.shape, x.a.split(), *st.rebalance_for);
-  else
-    n.lay = x.a.layout();
+  }
 }
 
 // Appends x (pre-order id `id`, which is the graph's next node) and its subtree.
@@ -152,9 +170,12 @@ void fingerprint_of(const X& x, fingerprint& f) {
   if constexpr (kind == K::scalar) {
     return;  // values do not change the plan
   } else if constexpr (kind == K::leaf) {
-    f.add(f.storage.of(x.a.identity()).first);
+    const std::uint64_t sel = selection_key(x);
+    f.add(f.storage.of(x.a.identity(), sel).first);
+    f.add(sel);  // a view's offsets and strides follow from its selection and layouts
     f.add(std::uint64_t(x.a.device()) + 0xde00);
     f.add(x.a.layout());
+    if (sel) f.add(x.lay());
     return;
   } else if constexpr (kind == K::reduction) {
     f.add(std::uint64_t(x.keepdims));

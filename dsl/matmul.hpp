@@ -26,8 +26,8 @@ template <bool Outer, class A, class B>
 auto make_matmul(A&& a, B&& b) {
   using R = product_t<A, B>;
   static_assert(!std::is_same_v<R, bool>, "ember::matmul: bool matrices are not supported; cast with astype<int>");
-  auto na = cast_node<R>(std::forward<A>(a));
-  auto nb = cast_node<R>(std::forward<B>(b));
+  auto na = expr::step_operand(cast_node<R>(std::forward<A>(a)));
+  auto nb = expr::step_operand(cast_node<R>(std::forward<B>(b)));
   return expr::matmul_node<decltype(na), decltype(nb), Outer>(std::move(na), std::move(nb));
 }
 }  // namespace detail
@@ -64,7 +64,7 @@ auto outer(A&& a, B&& b) {
 // The axes reversed, lazily: split k becomes split ndim-1-k, nothing is sent.
 template <array_like A>
 auto transpose(A&& a) {
-  auto n = expr::as_node(std::forward<A>(a));
+  auto n = expr::step_operand(expr::as_node(std::forward<A>(a)));
   return expr::transpose_node<decltype(n)>(std::move(n));
 }
 

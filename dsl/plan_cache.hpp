@@ -42,6 +42,13 @@ struct cached_plan {
   std::vector<value_slot> vals;
   std::vector<kernel::binding> bind;
   std::optional<layout> target;
+  // per IR node: the selection of a view leaf (null for arrays and whole views)
+  std::vector<std::shared_ptr<const view_geometry>> views;
+  // halo steps: the ghost rows of each (by step), and per value what the kernel
+  // reading it needs (scratch, reused)
+  std::vector<std::shared_ptr<const ghost_rows>> ghosts;
+  std::vector<std::shared_ptr<void>> ghost_blocks;
+  std::vector<kernel::halo_source> halos;
 };
 
 // A cache hit is confirmed by comparing the layouts themselves (cheap: shared
@@ -52,7 +59,11 @@ bool same_inputs(const E& e, const cached_plan& cp, const std::optional<layout>&
   bool same = true;
   expr::for_each_leaf(e, 0, [&](const auto& l, int id) {
     const auto& n = cp.g.nodes[std::size_t(id)];
-    same = same && n.lay && *n.lay == l.a.layout() && l.a.device() == cp.g.device;
+    same = same && n.lay && *n.lay == l.lay() && l.a.device() == cp.g.device;
+    const auto& v = cp.views[std::size_t(id)];
+    same = same && (selection_key(l) == 0) == !v;
+    if constexpr (expr::is_strided_leaf<std::remove_cvref_t<decltype(l)>>::value)
+      if (same && v) same = v->spec() == l.view()->spec() && v->base() == l.view()->base();
   });
   return same;
 }
@@ -82,11 +93,27 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   cp->g = std::move(st.g);
   cp->p = planner::make_plan(cp->g, target, /*per_rank=*/c.size() <= 4096);
   cp->target = target;
+  cp->views.resize(cp->g.nodes.size());
+  expr::for_each_leaf(e, 0, [&](const auto& l, int id) {
+    if (selection_key(l)) cp->views[std::size_t(id)] = l.view_handle();
+  });
   cp->moves.resize(cp->p.steps.size());
+  cp->ghosts.resize(cp->p.steps.size());
+  cp->ghost_blocks.resize(cp->p.steps.size());
+  cp->halos.resize(cp->p.values.size());
   for (std::size_t i = 0; i < cp->p.steps.size(); ++i) {
     const auto& s = cp->p.steps[i];
-    if (planner::is_move(s.kind))
-      cp->moves[i] = std::make_unique<exchange>(*s.from, *s.to, c.rank(), std::size_t(cp->g.nodes[std::size_t(s.node)].elem));
+    if (!planner::is_move(s.kind)) continue;
+    const std::size_t elem = std::size_t(cp->g.nodes[std::size_t(s.node)].elem);
+    // a move out of a view reads the view's elements where they lie in the base
+    // array's blocks (the same boxes as its layout: the same bytes move)
+    const int src_node = cp->p.value_node[std::size_t(s.input)];
+    const auto& v = cp->views[std::size_t(src_node)];
+    const bool from_view = v && cp->p.leaf_value[std::size_t(src_node)] == s.input;
+    if (s.kind == planner::step_kind::halo) cp->ghosts[i] = std::make_shared<const ghost_rows>(*s.from, *s.to);
+    const distribution& to = s.kind == planner::step_kind::halo ? static_cast<const distribution&>(*cp->ghosts[i]) : *s.to;
+    if (from_view) cp->moves[i] = std::make_unique<exchange>(view_distribution(v), to, c.rank(), elem);
+    else cp->moves[i] = std::make_unique<exchange>(*s.from, to, c.rank(), elem);
   }
   if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
   cache[key] = cp;

@@ -58,37 +58,67 @@ double reduced_count(const R& r) {
 
 }  // namespace detail
 
-#define EMBER_REDUCTION(NAME)                                                                           \
+#define EMBER_REDUCTION_AS(FN, NAME)                                                                           \
   template <array_like A, class Code = detail::this_code>                                               \
-  auto NAME(const A& a) {                                                                               \
+  auto FN(const A& a) {                                                                               \
     return detail::reduce_to_scalar<op::NAME, Code>(a);                                                 \
   }                                                                                                     \
   template <array_like A>                                                                               \
-  auto NAME(const A& a, all_axes_t) {                                                                   \
+  auto FN(const A& a, all_axes_t) {                                                                   \
     return detail::make_reduction<op::NAME, 0, true>(a, detail::every_axis(a), false);                  \
   }                                                                                                     \
   template <array_like A>                                                                               \
-  auto NAME(const A& a, int axis) {                                                                     \
+  auto FN(const A& a, int axis) {                                                                     \
     constexpr int N = detail::rank_of<A>;                                                               \
     return detail::make_reduction<op::NAME, (N > 0 ? N - 1 : 0), true>(a, {axis}, false);               \
   }                                                                                                     \
   template <array_like A>                                                                               \
-  auto NAME(const A& a, int axis, const reduce_options& o) {                                            \
+  auto FN(const A& a, int axis, const reduce_options& o) {                                            \
     return detail::make_reduction<op::NAME, detail::rank_of<A>, false>(a, {axis}, o.keepdims);          \
   }                                                                                                     \
   template <array_like A>                                                                               \
-  auto NAME(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {                \
+  auto FN(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) {                \
     return detail::make_reduction<op::NAME, detail::rank_of<A>, false>(a, std::vector<int>(axes), o.keepdims); \
   }
+#define EMBER_REDUCTION(NAME) EMBER_REDUCTION_AS(NAME, NAME)
 EMBER_REDUCTION(sum)
 EMBER_REDUCTION(prod)
 EMBER_REDUCTION(min)
 EMBER_REDUCTION(max)
-EMBER_REDUCTION(all)
 EMBER_REDUCTION(any)
 EMBER_REDUCTION(argmin)
 EMBER_REDUCTION(argmax)
 #undef EMBER_REDUCTION
+namespace detail {
+EMBER_REDUCTION_AS(all_reduction, all)
+}  // namespace detail
+#undef EMBER_REDUCTION_AS
+
+// ember::all is two things, as in NumPy code: the reduction all(a, ...) and, as
+// an index (a(ember::all, 3)), every element of an axis (NumPy's `:`).
+struct all_t {
+  template <array_like A, class Code = detail::this_code>
+  auto operator()(const A& a) const {
+    return detail::all_reduction<A, Code>(a);
+  }
+  template <array_like A>
+  auto operator()(const A& a, all_axes_t t) const {
+    return detail::all_reduction(a, t);
+  }
+  template <array_like A>
+  auto operator()(const A& a, int axis) const {
+    return detail::all_reduction(a, axis);
+  }
+  template <array_like A>
+  auto operator()(const A& a, int axis, const reduce_options& o) const {
+    return detail::all_reduction(a, axis, o);
+  }
+  template <array_like A>
+  auto operator()(const A& a, std::initializer_list<int> axes, const reduce_options& o = {}) const {
+    return detail::all_reduction(a, axes, o);
+  }
+};
+inline constexpr all_t all{};
 
 // mean = sum / count: an elementwise division after the (fused) sum.
 template <array_like A, class Code = detail::this_code>

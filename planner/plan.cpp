@@ -54,6 +54,7 @@ const char* name(step_kind k) {
     case step_kind::resplit: return "resplit";
     case step_kind::allgather: return "allgather";
     case step_kind::partition: return "partition";
+    case step_kind::halo: return "halo";
     case step_kind::fused_kernel: return "fused_kernel";
     case step_kind::allreduce: return "allreduce";
     case step_kind::gather_index: return "gather_index";
@@ -70,7 +71,8 @@ bool is_move(step_kind k) {
     case step_kind::realign:
     case step_kind::resplit:
     case step_kind::allgather:
-    case step_kind::partition: return true;
+    case step_kind::partition:
+    case step_kind::halo: return true;
     case step_kind::fused_kernel:
     case step_kind::allreduce:
     case step_kind::gather_index:
@@ -346,10 +348,20 @@ class planner_impl {
     return int(p.values.size()) - 1;
   }
 
-  int emit_move(plan& p, int node_id, int from_value, const layout& to) {
+  // A leaf moving to another split of the same axis, for a kernel on the host
+  // that iterates over more than that axis (the kernel picks each row's source
+  // per row): it need not be copied whole, only the rows this rank lacks travel
+  // (exactly the rows a realign would send).
+  bool can_halo(const layout& from, const layout& to) const {
+    return g_.device == device_kind::cpu && from.split() && to.split() && *from.split() == *to.split() &&
+           *from.split() + 1 < from.ndim();
+  }
+
+  int emit_move(plan& p, int node_id, int from_value, const layout& to, bool halo = false) {
     const layout from = p.values[std::size_t(from_value)];
     step s;
-    if (!from.split()) s.kind = step_kind::partition;
+    if (halo) s.kind = step_kind::halo;
+    else if (!from.split()) s.kind = step_kind::partition;
     else if (!to.split()) s.kind = step_kind::allgather;
     else if (*from.split() == *to.split()) s.kind = step_kind::realign;
     else s.kind = step_kind::resplit;
@@ -551,15 +563,18 @@ class planner_impl {
 
   // A boundary's value in layout `need`: a leaf's own data (moved once per layout)
   // or the output of its group's chosen candidate, moved if needed.
-  int operand_value(plan& p, int b, int choice, const layout& need) {
+  // `kernel_input`: the value is read by a fused kernel (not a product, not the
+  // result), which can read a leaf's rows where they lie plus ghost rows.
+  int operand_value(plan& p, int b, int choice, const layout& need, bool kernel_input = false) {
     int v;
     if (node(b).kind == node_kind::leaf) {
       v = p.leaf_value[std::size_t(b)];
       if (!(p.values[std::size_t(v)] == need)) {
-        auto key = std::make_pair(leaf_key(b), layout_hash(need));
+        const bool halo = kernel_input && can_halo(p.values[std::size_t(v)], need);
+        auto key = std::make_pair(leaf_key(b), layout_hash(need) ^ (halo ? 0x9a10ull : 0));
         auto it = moved_leaf_.find(key);
         if (it != moved_leaf_.end() && p.values[std::size_t(it->second)] == need) v = it->second;
-        else v = moved_leaf_[key] = emit_move(p, b, v, need);
+        else v = moved_leaf_[key] = emit_move(p, b, v, need, halo);
       }
       return v;
     }
@@ -616,7 +631,7 @@ class planner_impl {
     for (std::size_t bi = 0; bi < G.boundaries.size(); ++bi) {
       const int b = G.boundaries[bi];
       const layout need = needed_layout(c.iter, node(b).shape);
-      const int v = operand_value(p, b, node(b).kind == node_kind::leaf ? -1 : c.child_choice[bi], need);
+      const int v = operand_value(p, b, node(b).kind == node_kind::leaf ? -1 : c.child_choice[bi], need, true);
       k.bindings.emplace_back(b, v);
     }
     k.from = c.iter;

@@ -45,6 +45,8 @@ enum class step_kind {
   resplit,       // another split axis
   allgather,     // to replicated (split none)
   partition,     // replicated to split: each rank keeps its part, nothing is sent
+  halo,          // a leaf read by a kernel in another split of its axis: only the rows each rank
+                 // lacks travel (to its neighbours' ghost rows); the kernel reads the rest in place
   fused_kernel,  // one pass over the local blocks: every elementwise op of a group (and its reduction)
   allreduce,     // combine partial reductions over the split axis
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
@@ -54,7 +56,7 @@ enum class step_kind {
   to_device,     // and from host to device memory
 };
 const char* name(step_kind k);
-// realign, resplit, allgather, partition: an exchange-engine move from one layout to another
+// realign, resplit, allgather, partition, halo: an exchange-engine move from one layout to another
 bool is_move(step_kind k);
 
 struct step {

@@ -27,6 +27,8 @@ class axis_error : public error { using error::error; };
 class type_error : public error { using error::error; };
 // A value outside its domain (negative extent, wrong number of ranks, ...).
 class value_error : public error { using error::error; };
+// An index outside its axis (NumPy's IndexError).
+class index_error : public error { using error::error; };
 // Memory for an array's block (or a move's destination) could not be allocated
 // on some rank; the message names the rank(s), the bytes and the shape.
 class memory_error : public error { using error::error; };
