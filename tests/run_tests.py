@@ -24,6 +24,7 @@ SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consume
            ("examples dataparallel, box_reshape, embed, heat2d at 1-4 ranks",
             ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
+           ("example views_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_views.sh"]),
            ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s), the planner and the box tilings (15 s each)", ["bash", "tests/fuzz/run.sh", "20"])]
 
 
