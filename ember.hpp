@@ -31,6 +31,7 @@
 #include "dsl/reductions.hpp"
 #include "dsl/matmul.hpp"
 #include "dsl/view.hpp"
+#include "dsl/shift.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"

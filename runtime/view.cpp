@@ -108,7 +108,7 @@ std::string view_spec::text(const index_vec& base_shape) const {
   return os.str();
 }
 
-view_geometry::view_geometry(layout base, view_spec spec)
+view_geometry::view_geometry(layout base, view_spec spec, bool reversed_ok)
     : base_(std::move(base)), spec_(std::move(spec)), logical_(replicated_layout({}, 1)) {
   const int n = base_.ndim();
   if (int(spec_.fixed.size()) != n)
@@ -141,6 +141,7 @@ view_geometry::view_geometry(layout base, view_spec spec)
   for (int b = 0; b < n; ++b)
     if (!seen[std::size_t(b)]) throw value_error("ember: internal: a view leaves axis " + std::to_string(b) + " out");
 
+  shape_ = shape;
   const int P = base_.nranks();
   if (!base_.split()) {
     logical_ = replicated_layout(shape, P);
@@ -168,12 +169,34 @@ view_geometry::view_geometry(layout base, view_spec spec)
   }
   // Read backwards along the split axis, the view's first elements are on the
   // last ranks: that is no layout unless one rank holds them all.
+  if (a.step < 0 && holders > 1 && reversed_ok) {
+    reversed_ = true;
+    split_view_axis_ = v;
+    return;
+  }
   if (a.step < 0 && holders > 1)
     throw value_error("ember: a view with step " + std::to_string(a.step) + " along the split axis " +
                       std::to_string(k) + " of an array of shape " + detail::shape_str(base_.shape()) +
                       " (its elements would be in reverse rank order) is not supported yet; resplit the array "
                       "along another axis first");
   logical_ = layout(shape, v, std::move(extents));
+}
+
+const layout& view_geometry::logical() const {
+  if (reversed_) throw value_error("ember: internal: a view read backwards along the split axis has no layout");
+  return logical_;
+}
+
+box_nd view_geometry::box(int rank) const {
+  if (!reversed_) return logical_.box_of(rank);
+  box_nd b;
+  b.lo.assign(shape_.size(), 0);
+  b.hi = shape_;
+  const view_axis& a = spec_.axes[std::size_t(split_view_axis_)];
+  const auto [i0, c] = selected_in(a, base_.offset(rank), base_.offset(rank) + base_.extent(rank));
+  b.lo[std::size_t(split_view_axis_)] = c > 0 ? i0 : 0;
+  b.hi[std::size_t(split_view_axis_)] = c > 0 ? i0 + c : 0;
+  return b;
 }
 
 std::int64_t view_geometry::local_start(int rank, int b) const {
@@ -191,7 +214,7 @@ std::int64_t view_geometry::local_start(int rank, int b) const {
 }
 
 std::int64_t view_geometry::offset(int rank) const {
-  if (logical_.local_size(rank) == 0) return 0;
+  if ((reversed_ ? box(rank).volume() : logical_.local_size(rank)) == 0) return 0;
   const index_vec str = row_major_strides(base_.lshape(rank));
   std::int64_t o = 0;
   for (int b = 0; b < base_.ndim(); ++b) o += local_start(rank, b) * str[std::size_t(b)];
@@ -230,7 +253,7 @@ bool view_geometry::is_whole() const {
 }
 
 std::vector<piece> view_distribution::pieces(int rank) const {
-  return {piece{g_->logical().box_of(rank), g_->offset(rank), g_->strides(rank)}};
+  return {piece{g_->box(rank), g_->offset(rank), g_->strides(rank)}};
 }
 
 ghost_rows::ghost_rows(layout have, layout need) : have_(std::move(have)), need_(std::move(need)) {

@@ -50,14 +50,21 @@ class view_geometry {
  public:
   // Validates `spec` against `base` (axes in range, indices inside); throws
   // ember::error alike on every rank (everything here is replicated metadata).
-  view_geometry(layout base, view_spec spec);
+  // `reversed_ok`: a view reading the split axis backwards (its elements in
+  // reverse rank order) is accepted as a source of moves only: it has boxes per
+  // rank but no logical() layout.
+  view_geometry(layout base, view_spec spec, bool reversed_ok = false);
 
   const layout& base() const { return base_; }
   const view_spec& spec() const { return spec_; }
-  // Which rank holds which elements of the view.
-  const layout& logical() const { return logical_; }
-  const index_vec& shape() const { return logical_.shape(); }
-  int ndim() const { return logical_.ndim(); }
+  // Which rank holds which elements of the view (not for a reversed view).
+  const layout& logical() const;
+  const index_vec& shape() const { return shape_; }
+  int ndim() const { return int(shape_.size()); }
+  bool reversed() const { return reversed_; }
+  // `rank`'s box of the view's index space.
+  box_nd box(int rank) const;
+  std::int64_t local_count(int rank) const { return box(rank).volume(); }
   // Where `rank`'s box of the view starts in that rank's base block (elements;
   // 0 for an empty box) and the element stride of each view axis there (0 on new
   // axes). `out` has ndim() entries.
@@ -70,7 +77,10 @@ class view_geometry {
  private:
   layout base_;
   view_spec spec_;
+  index_vec shape_;
   layout logical_;
+  bool reversed_ = false;
+  int split_view_axis_ = -1;  // reversed: the view axis reading the split axis
   // per base axis: the first selected index in `rank`'s block (local), for the
   // kept and fixed axes; the split axis depends on the rank
   std::int64_t local_start(int rank, int base_axis) const;
@@ -82,10 +92,12 @@ class view_distribution final : public distribution {
  public:
   explicit view_distribution(std::shared_ptr<const view_geometry> g) : g_(std::move(g)) {}
   const index_vec& shape() const override { return g_->shape(); }
-  int nranks() const override { return g_->logical().nranks(); }
-  bool replicated() const override { return g_->logical().replicated(); }
+  int nranks() const override { return g_->base().nranks(); }
+  bool replicated() const override { return !g_->base().split(); }
   std::vector<piece> pieces(int rank) const override;
-  std::vector<int> owners(const box_nd& b) const override { return g_->logical().owners(b); }
+  std::vector<int> owners(const box_nd& b) const override {
+    return g_->reversed() ? distribution::owners(b) : g_->logical().owners(b);
+  }
   std::int64_t local_size(int rank) const override { return g_->base().local_size(rank); }
 
  private:

@@ -21,8 +21,8 @@ DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test
 MIN_RANKS = {"test_adversarial": 2}
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
            ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
-           ("examples dataparallel, box_reshape, embed, heat2d at 1-4 ranks",
-            ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10"]),
+           ("examples dataparallel, box_reshape, embed, heat2d, life at 1-4 ranks",
+            ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
            ("example views_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_views.sh"]),
            ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s), the planner and the box tilings (15 s each)", ["bash", "tests/fuzz/run.sh", "20"])]

@@ -351,3 +351,69 @@ TEST_CASE("views: bad indices are the same error on every rank", "[views][collec
     expect_collective_throw<ember::value_error>([&] { (void)ember::eval(a(ember::slice(ember::none, ember::none, -1))); },
                                                 {"step -1", "split axis 0", "not supported yet"});
 }
+
+TEST_CASE("diff, roll, flip along every axis at every split, against NumPy's definitions", "[views][shift]") {
+  const int P = W().size();
+  const std::array<i64, 3> shape{2 * P + 3, 5, 4};
+  const std::vector<i64> vs(shape.begin(), shape.end());
+  const auto data = values_of(vs, 21);
+  auto at = [&](i64 i, i64 j, i64 k) { return data[std::size_t((i * shape[1] + j) * shape[2] + k)]; };
+  for (int sp = -1; sp < 3; ++sp) {
+    const ember::split_axis split = sp < 0 ? ember::none : ember::split_axis(sp);
+    auto a = make<3>(data, shape, split);
+    for (int ax = 0; ax < 3; ++ax) {
+      CAPTURE(sp, ax);
+      const i64 n = shape[std::size_t(ax)];
+      auto elem = [&](std::array<i64, 3> idx) { return at(idx[0], idx[1], idx[2]); };
+      // flip
+      auto f = ember::flip(a, ax);
+      CHECK(f.split() == a.split());
+      std::vector<double> want;
+      for (i64 i = 0; i < shape[0]; ++i)
+        for (i64 j = 0; j < shape[1]; ++j)
+          for (i64 k = 0; k < shape[2]; ++k) {
+            std::array<i64, 3> idx{i, j, k};
+            idx[std::size_t(ax)] = n - 1 - idx[std::size_t(ax)];
+            want.push_back(elem(idx));
+          }
+      CHECK(test::gathered(f) == want);
+      // roll by -1, 2 and n + 3
+      for (i64 shift : {i64(-1), i64(2), n + 3}) {
+        CAPTURE(shift);
+        auto r = ember::roll(a, shift, ax);
+        want.clear();
+        for (i64 i = 0; i < shape[0]; ++i)
+          for (i64 j = 0; j < shape[1]; ++j)
+            for (i64 k = 0; k < shape[2]; ++k) {
+              std::array<i64, 3> idx{i, j, k};
+              idx[std::size_t(ax)] = ((idx[std::size_t(ax)] - shift) % n + n) % n;  // out[i] = a[i - shift]
+              want.push_back(elem(idx));
+            }
+        CHECK(test::gathered(r) == want);
+        CHECK(trace_exact());
+      }
+      // diff of order 1 and 2
+      for (int order : {1, 2}) {
+        CAPTURE(order);
+        auto d = ember::diff(a, order, ax);
+        CHECK(d.shape()[std::size_t(ax)] == n - order);
+        want.clear();
+        std::array<i64, 3> ext = shape;
+        ext[std::size_t(ax)] = n - order;
+        for (i64 i = 0; i < ext[0]; ++i)
+          for (i64 j = 0; j < ext[1]; ++j)
+            for (i64 k = 0; k < ext[2]; ++k) {
+              std::array<i64, 3> i0{i, j, k}, i1 = i0, i2 = i0;
+              i1[std::size_t(ax)] += 1;
+              i2[std::size_t(ax)] += 2;
+              want.push_back(order == 1 ? elem(i1) - elem(i0) : (elem(i2) - elem(i1)) - (elem(i1) - elem(i0)));
+            }
+        CHECK(test::gathered(d) == want);
+      }
+    }
+  }
+  auto a = make<3>(data, shape, 0);
+  expect_collective_throw<ember::axis_error>([&] { (void)ember::roll(a, 1, 3); }, {"ember::roll", "axis 3"});
+  expect_collective_throw<ember::value_error>([&] { (void)ember::diff(a, -1); }, {"order must be non-negative"});
+  CHECK(ember::diff(a, 9, 1).shape()[1] == 0);  // longer than the axis: empty, as NumPy
+}
