@@ -153,11 +153,8 @@ class executor {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
       const std::int64_t elem = node_elem(p.value_node[std::size_t(p.result)]);
       if (dest_view_) {  // through the view (host memory: views of GPU arrays are refused)
-        exchange_segment seg;
-        seg.extents = p.values[std::size_t(p.result)].lshape(c_.rank());
-        seg.src_strides = row_major_strides(seg.extents);
-        seg.dst_offset = dest_view_->offset(c_.rank());
-        seg.dst_strides = dest_view_->strides(c_.rank());
+        const auto seg = segment_into(*dest_view_, c_.rank(),
+                                      row_major_strides(p.values[std::size_t(p.result)].lshape(c_.rank())));
         copy_segment(seg, static_cast<const char*>(r.ptr), static_cast<char*>(dest_.get()), std::size_t(elem));
         vals_.clear();
         return dest_;

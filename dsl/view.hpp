@@ -111,34 +111,6 @@ view_spec select(const view_spec& from, const I&... idx) {
   return b.out;
 }
 
-// out[...] = in[...] over `ext` (nd axes), with element strides on both sides
-// (0 on `in` for a broadcast axis): the store of a setitem, on one rank.
-template <class T>
-void strided_store(T* out, const std::int64_t* ostr, const T* in, const std::int64_t* istr, const std::int64_t* ext,
-                   int nd) {
-  std::int64_t total = 1;
-  for (int d = 0; d < nd; ++d) total *= ext[d];
-  if (total == 0) return;
-  if (nd == 0) {
-    *out = *in;
-    return;
-  }
-  std::array<std::int64_t, 32> idx{};
-  const std::int64_t n = ext[nd - 1], os = ostr[nd - 1], is = istr[nd - 1];
-  std::int64_t o = 0, i = 0;
-  for (std::int64_t r = 0, rows = total / n; r < rows; ++r) {
-    for (std::int64_t j = 0; j < n; ++j) out[o + j * os] = in[i + j * is];
-    for (int d = nd - 2; d >= 0; --d) {
-      o += ostr[d];
-      i += istr[d];
-      if (++idx[std::size_t(d)] < ext[d]) break;
-      o -= ostr[d] * ext[d];
-      i -= istr[d] * ext[d];
-      idx[std::size_t(d)] = 0;
-    }
-  }
-}
-
 }  // namespace detail
 
 namespace expr {
@@ -212,13 +184,10 @@ void view_leaf<T, N, M>::assign(const R& rhs) const {
     throw value_error("ember: assigning through a view of a GPU array is not supported yet");
   const int r = c.rank();
   const index_vec ls = geo->logical().lshape(r);
-  std::array<std::int64_t, 32> ostr{};
-  geo->strides(r, ostr.data());
-  T* out = a.lstorage() + geo->offset(r);
+  char* out = reinterpret_cast<char*>(a.lstorage());
   if constexpr (scalar_like<R>) {
     const T v = T(rhs);
-    std::array<std::int64_t, 32> zero{};
-    detail::strided_store(out, ostr.data(), &v, zero.data(), ls.data(), M);
+    copy_segment(segment_into(*geo, r, index_vec(std::size_t(M), 0)), reinterpret_cast<const char*>(&v), out, sizeof(T));
   } else {
     // The right side is evaluated first, into the layout the view's elements have
     // (broadcast as NumPy does), then stored through the view's strides.
@@ -238,7 +207,7 @@ void view_leaf<T, N, M>::assign(const R& rhs) const {
     const layout target = planner::needed_layout(geo->logical(), rs);
     auto res = detail::evaluate<detail::this_code>(value, target, nullptr);
     // strides of the value's local block, aligned on the right, 0 where broadcast
-    std::array<std::int64_t, 32> istr{};
+    index_vec istr(static_cast<std::size_t>(M), 0);
     const index_vec vls = res.lay.lshape(r);
     std::int64_t s = 1;
     for (int d = M - 1, e = int(vls.size()) - 1; d >= 0; --d, --e) {
@@ -246,7 +215,7 @@ void view_leaf<T, N, M>::assign(const R& rhs) const {
       istr[std::size_t(d)] = vls[std::size_t(e)] == 1 && ls[std::size_t(d)] != 1 ? 0 : s;
       s *= vls[std::size_t(e)];
     }
-    detail::strided_store(out, ostr.data(), static_cast<const T*>(res.storage.get()), istr.data(), ls.data(), M);
+    copy_segment(segment_into(*geo, r, std::move(istr)), static_cast<const char*>(res.storage.get()), out, sizeof(T));
   }
 }
 

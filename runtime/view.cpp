@@ -252,6 +252,17 @@ bool view_geometry::is_whole() const {
   return true;
 }
 
+exchange_segment segment_into(const view_geometry& g, int rank, index_vec src_strides) {
+  exchange_segment seg;
+  const box_nd b = g.box(rank);
+  seg.extents.resize(b.lo.size());
+  for (std::size_t d = 0; d < seg.extents.size(); ++d) seg.extents[d] = b.hi[d] - b.lo[d];
+  seg.src_strides = std::move(src_strides);
+  seg.dst_offset = g.offset(rank);
+  seg.dst_strides = g.strides(rank);
+  return seg;
+}
+
 std::vector<piece> view_distribution::pieces(int rank) const {
   return {piece{g_->box(rank), g_->offset(rank), g_->strides(rank)}};
 }

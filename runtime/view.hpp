@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "exchange.hpp"
 #include "layout.hpp"
 
 namespace ember {
@@ -85,6 +86,11 @@ class view_geometry {
   // kept and fixed axes; the split axis depends on the rank
   std::int64_t local_start(int rank, int base_axis) const;
 };
+
+// The local copy of a block into `rank`'s elements of the view (a setitem's
+// store): the block's element strides per view axis (0 where it is broadcast),
+// the view's offset and strides in the base block. For copy_segment.
+exchange_segment segment_into(const view_geometry& g, int rank, index_vec src_strides);
 
 // A view as the exchange engine sees it: each rank's box of the view, at its
 // offset and strides in that rank's block of the base array.

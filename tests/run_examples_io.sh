@@ -5,13 +5,9 @@
 #   bash tests/run_examples_io.sh [build-dir]
 set -u
 build="${1:-build}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 exe="$build/examples/io_roundtrip"
 [[ -x "$exe" ]] || { echo "run_examples_io: $exe not found (build it first)"; exit 1; }
-# Debian's python3-numpy serves /usr/bin/python3; the first python3 on PATH may be another.
-py=python3
-$py -c 'import numpy' 2>/dev/null || py=/usr/bin/python3
-$py -c 'import numpy' 2>/dev/null || { echo "run_examples_io: python3-numpy is required"; exit 1; }
+. "$(dirname "$0")/numpy_python.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failed=0

@@ -5,12 +5,9 @@
 #   bash tests/run_examples_views.sh [build-dir]
 set -u
 build="${1:-build}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 exe="$build/examples/views_numpy"
 [[ -x "$exe" ]] || { echo "run_examples_views: $exe not found (build it first)"; exit 1; }
-py=python3
-$py -c 'import numpy' 2>/dev/null || py=/usr/bin/python3
-$py -c 'import numpy' 2>/dev/null || { echo "run_examples_views: python3-numpy is required"; exit 1; }
+. "$(dirname "$0")/numpy_python.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failed=0
