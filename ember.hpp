@@ -32,6 +32,7 @@
 #include "dsl/matmul.hpp"
 #include "dsl/view.hpp"
 #include "dsl/shift.hpp"
+#include "indexing/indexing.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"

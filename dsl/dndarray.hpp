@@ -61,6 +61,14 @@ dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d);
 // a(i0, i1, ...): a lazy view (dsl/view.hpp).
 template <dtype T, int N, class... I>
 auto make_view(const dndarray<T, N>& a, const I&... idx);
+// a(mask), a(indices): advanced indexing (indexing/indexing.hpp).
+template <class X>
+struct selection_operand : std::bool_constant<expr::is_node_v<X>> {};
+template <dtype U, int M>
+struct selection_operand<dndarray<U, M>>
+    : std::bool_constant<std::is_same_v<U, bool> || (M == 1 && std::is_integral_v<U>)> {};
+template <dtype T, int N, class S>
+auto select_by(const dndarray<T, N>& a, const S& sel);
 }  // namespace detail
 
 // A GPU block as a typed view: the device pointer and the local shape. For CUDA
@@ -149,6 +157,13 @@ class dndarray {
   template <class... I>
   auto operator()(const I&... idx) const {
     return detail::make_view(*this, idx...);
+  }
+  // NumPy's advanced indexing (indexing/indexing.hpp): a(mask) with a bool array
+  // or expression of this shape, a(indices) with a 1-D integer array (rows).
+  template <class S>
+    requires detail::selection_operand<S>::value
+  auto operator()(const S& sel) const {
+    return detail::select_by(*this, sel);
   }
   // One element on every rank, from the rank that holds it (ember::item).
   T item(const std::array<std::int64_t, std::size_t(N)>& index) const;
