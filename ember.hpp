@@ -33,6 +33,7 @@
 #include "dsl/view.hpp"
 #include "dsl/shift.hpp"
 #include "indexing/indexing.hpp"
+#include "shape/shape.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "linalg/linalg.hpp"

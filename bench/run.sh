@@ -10,6 +10,7 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_views" 4096 20
 # a(mask) of 2^25 doubles and take of 2^22 random indices vs hand-written MPI
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_selection" 25 22
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_reshape" 4096
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
