@@ -15,10 +15,33 @@ namespace {
 
 constexpr int selection_tag = 0x7365;  // "se"
 
-// Uninitialized scratch (std::vector would zero it: a pass over memory for nothing).
+// Scratch memory, uninitialized (std::vector would zero it: a pass over memory
+// for nothing) and kept between calls, one buffer per role: a take or a mask
+// selection of the same size again touches no fresh pages (the kernel's zeroing
+// of fresh pages costs as much as the copies themselves). A buffer much larger
+// than a call needs is given back.
+enum slot : int { s_own, s_key, s_keys, s_pos, s_inkeys, s_back, s_out, s_low, s_high, s_vals, s_invals, n_slots };
 template <class T>
-std::unique_ptr<T[]> scratch(std::int64_t n) {
-  return std::unique_ptr<T[]>(new T[std::size_t(std::max<std::int64_t>(n, 1))]);
+struct scratch_ptr {
+  T* p;
+  T* get() const { return p; }
+  T& operator[](std::size_t i) const { return p[i]; }
+};
+template <class T>
+scratch_ptr<T> scratch(slot s, std::int64_t n) {
+  struct buffer {
+    std::unique_ptr<char[]> p;
+    std::size_t cap = 0;
+  };
+  thread_local buffer pool[n_slots];
+  buffer& b = pool[s];
+  const std::size_t want = std::size_t(std::max<std::int64_t>(n, 1)) * sizeof(T);
+  if (b.cap < want || (b.cap > 8 * want && b.cap > (std::size_t(64) << 20))) {
+    b.p.reset();
+    b.p.reset(new char[want]);
+    b.cap = want;
+  }
+  return {reinterpret_cast<T*>(b.p.get())};
 }
 
 std::int64_t message_limit() { return std::max<std::int64_t>(1, std::min<std::int64_t>(config().max_message_bytes, INT_MAX)); }
@@ -93,7 +116,7 @@ void copy_rows(std::int64_t n, std::int64_t bytes, D&& dst, S&& src) {
 // offset the owner reads (or writes), pos[slot] the request's position j.
 struct routed {
   std::vector<std::int64_t> counts, displs;  // per owner; displs has P + 1 entries
-  std::unique_ptr<std::int64_t[]> keys, pos;
+  scratch_ptr<std::int64_t> keys{nullptr}, pos{nullptr};
 };
 
 // Exchanges the counts (and every rank's first bad index) with one all-to-all.
@@ -124,40 +147,51 @@ std::vector<std::int64_t> exchange_counts(const communicator& c, const std::vect
   return rc;
 }
 
-// Routes m requests: locate(j, owner&, key&) returns false for a bad index.
-template <class Locate>
-routed route(int P, std::int64_t m, Locate&& locate, bool& bad, std::int64_t& bad_j) {
+// Routes m requests: owner_of(j, owner&) returns false for a bad index;
+// key_of(j, owner) is the element offset the owner reads or writes.
+template <class Owner, class Key>
+routed route(int P, std::int64_t m, Owner&& owner_of, Key&& key_of, bool& bad, std::int64_t& bad_j) {
   routed rt;
   rt.counts.assign(std::size_t(P), 0);
-  auto own = scratch<std::int32_t>(m);
-  auto key = scratch<std::int64_t>(m);
   bad = false;
   bad_j = -1;
+  rt.keys = scratch<std::int64_t>(s_keys, m);
+  rt.pos = scratch<std::int64_t>(s_pos, m);
+  if (P == 1) {
+    for (std::int64_t j = 0; j < m; ++j) {
+      int o = 0;
+      if (!owner_of(j, o)) [[unlikely]] {
+        if (!bad) bad_j = j;
+        bad = true;
+        rt.keys[std::size_t(j)] = 0;
+      } else {
+        rt.keys[std::size_t(j)] = key_of(j, 0);
+      }
+      rt.pos[std::size_t(j)] = j;
+    }
+    rt.counts[0] = m;
+    rt.displs = {0, m};
+    return rt;
+  }
+  auto own = scratch<std::int32_t>(s_own, m);
   for (std::int64_t j = 0; j < m; ++j) {
-    int o;
-    std::int64_t k;
-    if (!locate(j, o, k)) [[unlikely]] {
+    int o = 0;
+    if (!owner_of(j, o)) [[unlikely]] {
       if (!bad) bad_j = j;
       bad = true;
-      o = 0;
-      k = 0;
+      o = -1;
     }
     own[std::size_t(j)] = o;
-    key[std::size_t(j)] = k;
-    ++rt.counts[std::size_t(o)];
+    ++rt.counts[std::size_t(o < 0 ? 0 : o)];
   }
   rt.displs.assign(std::size_t(P) + 1, 0);
   for (int q = 0; q < P; ++q) rt.displs[std::size_t(q) + 1] = rt.displs[std::size_t(q)] + rt.counts[std::size_t(q)];
+  if (bad) return rt;  // every rank throws after the counts' exchange; nothing else is read
   std::vector<std::int64_t> cur(rt.displs.begin(), rt.displs.end() - 1);
-  rt.keys = scratch<std::int64_t>(m);
-  rt.pos = scratch<std::int64_t>(m);
-  if (P == 1) {
-    for (std::int64_t j = 0; j < m; ++j) rt.keys[std::size_t(j)] = key[std::size_t(j)], rt.pos[std::size_t(j)] = j;
-    return rt;
-  }
   for (std::int64_t j = 0; j < m; ++j) {
-    const std::int64_t s = cur[std::size_t(own[std::size_t(j)])]++;
-    rt.keys[std::size_t(s)] = key[std::size_t(j)];
+    const int o = own[std::size_t(j)];
+    const std::int64_t s = cur[std::size_t(o)]++;
+    rt.keys[std::size_t(s)] = key_of(j, o);
     rt.pos[std::size_t(s)] = j;
   }
   return rt;
@@ -171,7 +205,7 @@ void serve_gather(const communicator& c, const routed& rt, const std::vector<std
   std::vector<std::int64_t> rdispls(std::size_t(P) + 1, 0);
   for (int q = 0; q < P; ++q)
     rdispls[std::size_t(q) + 1] = rdispls[std::size_t(q)] + (q == me ? 0 : rcounts[std::size_t(q)]);
-  auto inkeys = scratch<std::int64_t>(rdispls[std::size_t(P)]);
+  auto inkeys = scratch<std::int64_t>(s_inkeys, rdispls[std::size_t(P)]);
   std::vector<MPI_Request> reqs;
   for (int q = 0; q < P; ++q)
     if (q != me && rcounts[std::size_t(q)] > 0)
@@ -198,7 +232,7 @@ void serve_gather(const communicator& c, const routed& rt, const std::vector<std
 
   // the responses: received rows land in `back`, in the order of the requests sent
   const std::int64_t nback = rt.displs[std::size_t(P)] - rt.counts[std::size_t(me)];
-  auto back = scratch<char>(nback * rb);
+  auto back = scratch<char>(s_back, nback * rb);
   std::vector<std::int64_t> bdispls(static_cast<std::size_t>(P), 0);
   {
     std::int64_t b = 0;
@@ -210,7 +244,7 @@ void serve_gather(const communicator& c, const routed& rt, const std::vector<std
   for (int q = 0; q < P; ++q)
     if (q != me && rt.counts[std::size_t(q)] > 0)
       post_recv(c, back.get() + bdispls[std::size_t(q)] * rb, rt.counts[std::size_t(q)] * rb, q, reqs);
-  auto out = scratch<char>(rdispls[std::size_t(P)] * rb);
+  auto out = scratch<char>(s_out, rdispls[std::size_t(P)] * rb);
   for (int q = 0; q < P; ++q) {
     const std::int64_t n = q == me ? 0 : rcounts[std::size_t(q)];
     if (n == 0) continue;
@@ -314,7 +348,8 @@ void compact(const communicator& c, const compaction& p, const bool* mask, std::
   const std::int64_t nlow = std::clamp(lo - first, std::int64_t(0), mine);
   const std::int64_t nhigh = std::clamp(last - hi, std::int64_t(0), mine);
   const std::int64_t nmid = mine - nlow - nhigh;
-  auto low = scratch<char>(nlow * rec), high = scratch<char>(nhigh * rec);
+  auto low = scratch<char>(s_low, nlow * rec);
+  auto high = scratch<char>(s_high, nhigh * rec);
   auto send_part = [&](const char* buf, std::int64_t g0, std::int64_t g1) {  // global [g0, g1) staged at buf
     for (int q = 0; q < P; ++q) {
       if (q == me) continue;
@@ -405,13 +440,17 @@ void take_along_split(const communicator& c, const layout& l, const void* src, s
   std::int64_t bad_j;
   routed rt = route(
       P, m,
-      [&](std::int64_t j, int& o, std::int64_t& key) {
+      [&](std::int64_t j, int& o) {
         std::int64_t i = idx[j];
         i = i < 0 ? i + n : i;
-        if (i < 0 || i >= n) return false;
+        if (i < 0 || i >= n) [[unlikely]]
+          return false;
         o = find(i);
-        key = (i - offs[std::size_t(o)]) * inner;
         return true;
+      },
+      [&](std::int64_t j, int o) {
+        const std::int64_t i = idx[j];
+        return ((i < 0 ? i + n : i) - offs[std::size_t(o)]) * inner;
       },
       bad, bad_j);
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, n, k, what);
@@ -449,6 +488,20 @@ struct flat_locator {
     key = out * ext[std::size_t(o)] * inner + (ci - offs[std::size_t(o)]) * inner + in;
     return true;
   }
+  auto owner_fn(const std::int64_t* idx) const {
+    return [this, idx](std::int64_t j, int& o) {
+      std::int64_t k;
+      return (*this)(idx[j], o, k);
+    };
+  }
+  auto key_fn(const std::int64_t* idx) const {
+    return [this, idx](std::int64_t j, int) {
+      int o;
+      std::int64_t k = 0;
+      (*this)(idx[j], o, k);
+      return k;
+    };
+  }
 };
 }  // namespace
 
@@ -457,8 +510,7 @@ void take_flat(const communicator& c, const layout& l, const void* src, std::siz
   const flat_locator loc(l);
   bool bad;
   std::int64_t bad_j;
-  routed rt = route(c.size(), m, [&](std::int64_t j, int& o, std::int64_t& key) { return loc(idx[j], o, key); }, bad,
-                    bad_j);
+  routed rt = route(c.size(), m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j);
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, loc.total, 0, what);
   const rows rw{elem, 1, 1, 0, 0};
   serve_gather(c, rt, rc, rw, static_cast<const char*>(src), static_cast<char*>(dst));
@@ -470,20 +522,20 @@ void put_flat(const communicator& c, const layout& l, void* dst, std::size_t ele
   const flat_locator loc(l);
   bool bad;
   std::int64_t bad_j;
-  routed rt = route(P, m, [&](std::int64_t j, int& o, std::int64_t& key) { return loc(idx[j], o, key); }, bad, bad_j);
+  routed rt = route(P, m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j);
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, loc.total, 0, what);
   const std::int64_t E = std::int64_t(elem);
   const char* v = static_cast<const char*>(values);
   char* d = static_cast<char*>(dst);
   // the values in owner order, next to their keys
-  auto sv = scratch<char>(m * E);
+  auto sv = scratch<char>(s_vals, m * E);
   copy_rows(m, E, [&](std::int64_t s) { return sv.get() + s * E; }, [&](std::int64_t s) { return v + rt.pos[std::size_t(s)] * E; });
   std::vector<std::int64_t> rdispls(std::size_t(P) + 1, 0);
   for (int q = 0; q < P; ++q)
     rdispls[std::size_t(q) + 1] = rdispls[std::size_t(q)] + (q == me ? 0 : rc[std::size_t(q)]);
   const std::int64_t nin = rdispls[std::size_t(P)];
-  auto inkeys = scratch<std::int64_t>(nin);
-  auto invals = scratch<char>(nin * E);
+  auto inkeys = scratch<std::int64_t>(s_inkeys, nin);
+  auto invals = scratch<char>(s_invals, nin * E);
   std::vector<MPI_Request> reqs;
   for (int q = 0; q < P; ++q)
     if (q != me && rc[std::size_t(q)] > 0) {
