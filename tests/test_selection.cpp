@@ -458,3 +458,36 @@ TEST_CASE("selection sends what it must: a local take sends no rows, a mask on b
   CHECK(test::all_ranks(s.layout() == a.layout()));
   CHECK(test::all_ranks(sent_mask == std::int64_t(P() - 1) * 8));  // only the counts' allgather
 }
+
+TEST_CASE("selection in messages of a few bytes (the chunking of large transfers)", "[selection]") {
+  struct limit {
+    std::int64_t saved = ember::config().max_message_bytes;
+    limit() { ember::config().max_message_bytes = 24; }  // three doubles per message
+    ~limit() { ember::config().max_message_bytes = saved; }
+  } l;
+  std::mt19937_64 g(23);
+  const i64 n = 101, m = 157;
+  const auto data = values_of(n, 3);
+  const auto mv = mask_values(n, g, 0.6, 0);
+  std::vector<i64> idx(static_cast<std::size_t>(m));
+  std::uniform_int_distribution<i64> pick(-n, n - 1);
+  for (auto& i : idx) i = pick(g);
+  std::vector<double> wm, wt;
+  for (i64 i = 0; i < n; ++i)
+    if (mv[std::size_t(i)] > 0.5) wm.push_back(data[std::size_t(i)]);
+  for (auto i : idx) wt.push_back(data[std::size_t(i < 0 ? i + n : i)]);
+  auto a = make<double, 1>(data, {n}, 0, 2);  // everything on the last rank: every element moves
+  auto mk = make_mask<1>(mv, {n}, 0, 2);
+  CHECK(test::all_ranks(test::gathered(ember::masked(a, mk)) == wm));
+  auto ia = make<i64, 1>(idx, {m}, 0);
+  CHECK(test::all_ranks(test::gathered(ember::take(a, ia, 0)) == wt));
+  auto aw = ember::argwhere(mk);
+  CHECK(test::all_ranks(aw.shape()[0] == i64(wm.size())));
+  auto b = make<double, 1>(data, {n}, 0);
+  std::vector<double> vals(static_cast<std::size_t>(m));
+  for (i64 j = 0; j < m; ++j) vals[std::size_t(j)] = double(j);
+  auto want = data;
+  for (i64 j = 0; j < m; ++j) want[std::size_t(idx[std::size_t(j)] < 0 ? idx[std::size_t(j)] + n : idx[std::size_t(j)])] = double(j);
+  ember::put(b, ia, make<double, 1>(vals, {m}, 0));
+  CHECK(test::all_ranks(test::gathered(b) == want));
+}
