@@ -141,7 +141,8 @@ class executor {
           case planner::step_kind::realign:
           case planner::step_kind::resplit:
           case planner::step_kind::allgather:
-          case planner::step_kind::partition: run_move(i, s); break;
+          case planner::step_kind::partition:
+          case planner::step_kind::reverse: run_move(i, s); break;
           case planner::step_kind::halo: run_halo(i, s); break;
         }
       });

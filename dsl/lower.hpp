@@ -78,9 +78,14 @@ void lower_leaf(const X& x, planner::ir_node& n, int id, lower_state& st) {
   }
   if (!st.rebalance_for) {
     n.lay = x.lay();
+    if constexpr (expr::is_strided_leaf<X>::value)
+      if (x.view()->reversed()) n.source = std::make_shared<view_distribution>(x.view_handle());
   } else if constexpr (expr::is_strided_leaf<X>::value) {  // the same selection of the base balanced over P ranks
     const view_geometry& v = *x.view();
-    n.lay = view_geometry(layout::balanced(v.base().shape(), v.base().split(), *st.rebalance_for), v.spec()).logical();
+    auto g = std::make_shared<const view_geometry>(
+        layout::balanced(v.base().shape(), v.base().split(), *st.rebalance_for), v.spec(), /*reversed_ok=*/true);
+    n.lay = g->planning_layout();
+    if (g->reversed()) n.source = std::make_shared<view_distribution>(g);
   } else {
     n.lay = layout::balanced(n.shape, x.a.split(), *st.rebalance_for);
   }

@@ -133,7 +133,9 @@ struct view_leaf : node_base {
 
   dims shape_dims() const { return to_dims(geo->shape()); }
   index_vec shape() const { return geo->shape(); }
-  const layout& lay() const { return geo->logical(); }
+  // Where the elements are; for a view read backwards along the split axis, the
+  // mirror the planner moves it from (runtime/view.hpp).
+  const layout& lay() const { return geo->planning_layout(); }
   const view_geometry* view() const { return geo.get(); }
   const std::shared_ptr<const view_geometry>& view_handle() const { return geo; }
   std::array<std::int64_t, std::size_t(M)> shape_array() const {
@@ -149,7 +151,8 @@ struct view_leaf : node_base {
     static_assert(detail::consumed_axes<I...> <= M, "ember: too many indices for the view");
     constexpr int R = detail::view_ndim<M, I...>;
     static_assert(R > 0, "ember: a 0-d view; use ember::item(a, {i, j, ...}) for one element");
-    return view_leaf<T, N, R>(a, std::make_shared<const view_geometry>(geo->base(), detail::select(geo->spec(), idx...)));
+    return view_leaf<T, N, R>(a, std::make_shared<const view_geometry>(geo->base(), detail::select(geo->spec(), idx...),
+                                                                       /*reversed_ok=*/true));
   }
 
   // Setitem: writes into the base array's storage (collective).
@@ -182,6 +185,29 @@ void view_leaf<T, N, M>::assign(const R& rhs) const {
   const communicator& c = a.comm();
   if (a.device() != device_kind::cpu)
     throw value_error("ember: assigning through a view of a GPU array is not supported yet");
+  if (geo->reversed()) {
+    // Read backwards along the split axis: store through the same elements read
+    // forwards, the value reversed along that axis (unless it is broadcast there).
+    view_spec fwd = geo->spec();
+    const int v = geo->base().split() ? [&] {
+      int k = 0;
+      while (fwd.axes[std::size_t(k)].base_axis != *geo->base().split()) ++k;
+      return k;
+    }() : 0;
+    view_axis& ax = fwd.axes[std::size_t(v)];
+    ax.start += (ax.count - 1) * ax.step;
+    ax.step = -ax.step;
+    const view_leaf forward(a, std::make_shared<const view_geometry>(geo->base(), std::move(fwd)));
+    if constexpr (scalar_like<R>) {
+      forward.assign(rhs);
+    } else {
+      auto value = ember::eval(astype<T>(rhs));
+      const int e = v - (M - value.ndim());  // the value's axis aligned with v (broadcasting from the right)
+      if (e < 0 || value.shape()[std::size_t(e)] == 1) forward.assign(value);
+      else forward.assign(flip(value, e));
+    }
+    return;
+  }
   const int r = c.rank();
   const index_vec ls = geo->logical().lshape(r);
   char* out = reinterpret_cast<char*>(a.lstorage());
@@ -229,7 +255,8 @@ auto make_view(const dndarray<T, N>& a, const I&... idx) {
   static_assert(M > 0, "ember: a 0-d view; use a.item({i, j, ...}) for one element");
   if (a.device() != device_kind::cpu) throw value_error("ember: views of GPU arrays are not supported yet");
   const layout& l = a.layout();
-  return expr::view_leaf<T, N, M>(a, std::make_shared<const view_geometry>(l, select(whole_spec(l.shape()), idx...)));
+  return expr::view_leaf<T, N, M>(
+      a, std::make_shared<const view_geometry>(l, select(whole_spec(l.shape()), idx...), /*reversed_ok=*/true));
 }
 }  // namespace detail
 

@@ -1,4 +1,4 @@
-// NumPy's basic indexing, ported line by line: the program NumPy runs in
+// NumPy's basic indexing and shape functions, ported line by line: the program NumPy runs in
 // tests/run_examples_views.sh, on the same .npy input, at any rank count. Every
 // result is saved and NumPy compares it with its own, bit for bit (the same
 // operations in the same order on every element).
@@ -8,6 +8,13 @@
 //   s = x[1:-1, 1:-1] + 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] - 4 * x[1:-1, 1:-1])
 //   c = x[::2, 1] + 1
 //   y = x.copy(); y[0, :] = 0; y[1:-1, 3] = x[1:-1, 2] * 2; y[-1] = x[0]
+//   r = x[::-2, 1:4] * 2                    # backwards along the split axis
+//   m = x.reshape(x.shape[1], -1)           # no common refinement: through the flat array
+//   v = np.ravel(x.T)                        # a transposed view, flattened
+//   j = np.concatenate([x, x[::-1]], axis=1)
+//   k = np.stack([x, 2 * x], axis=2)
+//   p = np.pad(x, ((1, 2), (0, 3)), mode="reflect")
+//   l = np.tril(x, -1); d = np.diagonal(x, 1); e = np.repeat(x, 2, axis=0); t = np.tile(x, (2, 1))
 //
 //   mpirun -n 3 build/examples/views_numpy in.npy out_dir
 #include <cstdio>
@@ -38,7 +45,28 @@ int main(int argc, char** argv) {
   y(slice(1, -1), 3) = x(slice(1, -1), 2) * 2.0;
   y(-1) = x(0);
 
+  ember::dndarray<double, 2> r = x(slice(none, none, -2), slice(1, 4)) * 2.0;
+  auto m = ember::reshape(x, {x.shape()[1], -1});
+  auto v = ember::ravel(ember::transpose(x, {1, 0}));
+  auto j = ember::concatenate({x, ember::eval(x(slice(none, none, -1)))}, 1);
+  auto k = ember::stack({x, ember::eval(2.0 * x)}, 2);
+  auto p = ember::pad(x, {{1, 2}, {0, 3}}, {.mode = ember::pad_mode::reflect});
+  auto l = ember::tril(x, -1);
+  auto d = ember::diagonal(x, 1);
+  auto e = ember::repeat(x, 2, 0);
+  auto t = ember::tile(x, {2, 1});
+
   ember::io::save_npy(a, out + "/a.npy");
+  ember::io::save_npy(r, out + "/r.npy");
+  ember::io::save_npy(m, out + "/m.npy");
+  ember::io::save_npy(v, out + "/v.npy");
+  ember::io::save_npy(j, out + "/j.npy");
+  ember::io::save_npy(k, out + "/k.npy");
+  ember::io::save_npy(p, out + "/p.npy");
+  ember::io::save_npy(l, out + "/l.npy");
+  ember::io::save_npy(d, out + "/d.npy");
+  ember::io::save_npy(e, out + "/e.npy");
+  ember::io::save_npy(t, out + "/t.npy");
   ember::io::save_npy(s, out + "/s.npy");
   ember::io::save_npy(c, out + "/c.npy");
   ember::io::save_npy(y, out + "/y.npy");

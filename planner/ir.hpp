@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ struct ir_node {
   // leaves
   std::optional<layout> lay;  // where the leaf's data is now
   int alias = -1;             // first leaf node id with the same storage (itself when first)
+  // A view reading the split axis backwards (a[::-1] of a split array): its
+  // elements lie in reverse rank order, which no layout describes. `lay` is then
+  // the mirror (rank r holds what rank nranks-1-r really holds) and `source`
+  // where the elements are: the planner always moves such a leaf (step
+  // `reverse`), priced exactly on `source`, and never reads it in place.
+  std::shared_ptr<const distribution> source;
   // reductions
   std::vector<int> axes;      // reduced axes of the argument, sorted
   bool keepdims = false;

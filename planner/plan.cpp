@@ -55,6 +55,7 @@ const char* name(step_kind k) {
     case step_kind::allgather: return "allgather";
     case step_kind::partition: return "partition";
     case step_kind::halo: return "halo";
+    case step_kind::reverse: return "reverse";
     case step_kind::fused_kernel: return "fused_kernel";
     case step_kind::allreduce: return "allreduce";
     case step_kind::gather_index: return "gather_index";
@@ -72,7 +73,8 @@ bool is_move(step_kind k) {
     case step_kind::resplit:
     case step_kind::allgather:
     case step_kind::partition:
-    case step_kind::halo: return true;
+    case step_kind::halo:
+    case step_kind::reverse: return true;
     case step_kind::fused_kernel:
     case step_kind::allreduce:
     case step_kind::gather_index:
@@ -244,6 +246,14 @@ class planner_impl {
     return c;
   }
 
+  // A leaf's move to `need`; a reversed view's is priced on where its elements are.
+  double leaf_cost(int b, const layout& need) {
+    const ir_node& n = node(b);
+    if (!n.source) return move_cost(*n.lay, need, n.elem);
+    const auto t = distribution_traffic(*n.source, need, n.elem);
+    return cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+  }
+
   const index_vec& iter_shape(const group& G) const { return node(G.region).shape; }
 
   void solve(int gi) {
@@ -271,8 +281,9 @@ class planner_impl {
     };
     for (int b : G.boundaries) {
       std::vector<const layout*> have;
-      if (node(b).kind == node_kind::leaf) have.push_back(&*node(b).lay);
-      else
+      if (node(b).kind == node_kind::leaf) {
+        if (!node(b).source) have.push_back(&*node(b).lay);  // a reversed view is nowhere in place
+      } else
         for (const auto& cc : groups_[std::size_t(group_of_.at(b))].cands) have.push_back(&cc.out);
       const index_vec& s = node(b).shape;
       for (const layout* l : have) {
@@ -298,7 +309,7 @@ class planner_impl {
           auto key = std::make_pair(leaf_key(b), layout_hash(need));
           if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;  // moved once
           seen.push_back(key);
-          cd.cost += move_cost(*node(b).lay, need, node(b).elem);
+          cd.cost += leaf_cost(b, need);
         } else {
           const auto [bc, bi] = operand_cost(b, need);
           cd.child_choice.push_back(bi);
@@ -360,7 +371,10 @@ class planner_impl {
   int emit_move(plan& p, int node_id, int from_value, const layout& to, bool halo = false) {
     const layout from = p.values[std::size_t(from_value)];
     step s;
+    const bool reversed = node(node_id).kind == node_kind::leaf && node(node_id).source &&
+                          from_value == leaf_value_of(p, node_id);
     if (halo) s.kind = step_kind::halo;
+    else if (reversed) s.kind = step_kind::reverse;
     else if (!from.split()) s.kind = step_kind::partition;
     else if (!to.split()) s.kind = step_kind::allgather;
     else if (*from.split() == *to.split()) s.kind = step_kind::realign;
@@ -370,11 +384,16 @@ class planner_impl {
     s.from = from;
     s.to = to;
     s.text = label(node_id);
-    s.traffic = move_traffic(from, to, node(node_id).elem, per_rank_);
+    s.traffic = reversed ? distribution_traffic(*node(node_id).source, to, node(node_id).elem, per_rank_)
+                         : move_traffic(from, to, node(node_id).elem, per_rank_);
     s.output = new_value(p, node_id, to);
     const int out = s.output;
     p.steps.push_back(std::move(s));
     return out;
+  }
+
+  static int leaf_value_of(const plan& p, int node_id) {
+    return node_id < int(p.leaf_value.size()) ? p.leaf_value[std::size_t(node_id)] : -1;
   }
 
   std::string label(int i) const {
@@ -398,7 +417,7 @@ class planner_impl {
   // What having operand `b` in layout `need` costs, and which candidate of its
   // group gives it (-1 for a leaf).
   std::pair<double, int> operand_cost(int b, const layout& need) {
-    if (node(b).kind == node_kind::leaf) return {move_cost(*node(b).lay, need, node(b).elem), -1};
+    if (node(b).kind == node_kind::leaf) return {leaf_cost(b, need), -1};
     const auto& child = groups_[std::size_t(group_of_.at(b))];
     int bi = -1;
     double bc = 0;
@@ -569,8 +588,8 @@ class planner_impl {
     int v;
     if (node(b).kind == node_kind::leaf) {
       v = p.leaf_value[std::size_t(b)];
-      if (!(p.values[std::size_t(v)] == need)) {
-        const bool halo = kernel_input && can_halo(p.values[std::size_t(v)], need);
+      if (!(p.values[std::size_t(v)] == need) || node(b).source) {  // a reversed view always moves
+        const bool halo = kernel_input && !node(b).source && can_halo(p.values[std::size_t(v)], need);
         auto key = std::make_pair(leaf_key(b), layout_hash(need) ^ (halo ? 0x9a10ull : 0));
         auto it = moved_leaf_.find(key);
         if (it != moved_leaf_.end() && p.values[std::size_t(it->second)] == need) v = it->second;

@@ -47,6 +47,7 @@ enum class step_kind {
   partition,     // replicated to split: each rank keeps its part, nothing is sent
   halo,          // a leaf read by a kernel in another split of its axis: only the rows each rank
                  // lacks travel (to its neighbours' ghost rows); the kernel reads the rest in place
+  reverse,       // a leaf read backwards along the split axis (a[::-1]), moved to a layout
   fused_kernel,  // one pass over the local blocks: every elementwise op of a group (and its reduction)
   allreduce,     // combine partial reductions over the split axis
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs

@@ -1,5 +1,7 @@
 #include "traffic.hpp"
 
+#include "../runtime/exchange.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -42,6 +44,18 @@ traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std
   for (auto u : units_of) mx = std::max(mx, u);
   const std::int64_t rounds = ceil_div(mx, step);
   for (int r = 0; r < P; ++r) acc.add(r, {units_of[r] * unit * (P - 1), rounds * (P - 1)});
+  return acc.s;
+}
+
+traffic_summary distribution_traffic(const distribution& src, const layout& dst, std::int64_t elem, bool per_rank) {
+  const int P = dst.nranks();
+  if (P > 1024)
+    throw value_error("ember::planner: planning a view read backwards along the split axis for " + std::to_string(P) +
+                      " ranks (more than 1024) is not supported yet");
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  const auto t = predict_exchange(src, dst, std::size_t(elem));
+  for (int r = 0; r < P; ++r) acc.add(r, t[std::size_t(r)]);
   return acc.s;
 }
 

@@ -28,6 +28,10 @@ struct traffic_summary {
 // ember::config() (message and staging limits).
 traffic_summary move_traffic(const layout& src, const layout& dst, std::int64_t elem, bool per_rank = false);
 
+// Traffic of moving from any distribution (a reversed view: planner/ir.hpp) to
+// `dst`, rank by rank through the exchange engine's own schedule: O(P^2), so
+// refused (value_error) above 1024 ranks.
+traffic_summary distribution_traffic(const distribution& src, const layout& dst, std::int64_t elem, bool per_rank = false);
 // Traffic of an allreduce of `bytes` on every rank (the communicator's model,
 // chunked as the communicator chunks).
 traffic_summary allreduce_traffic(std::int64_t bytes, std::int64_t elem, int nranks, bool per_rank = false);

@@ -172,6 +172,8 @@ view_geometry::view_geometry(layout base, view_spec spec, bool reversed_ok)
   if (a.step < 0 && holders > 1 && reversed_ok) {
     reversed_ = true;
     split_view_axis_ = v;
+    std::reverse(extents.begin(), extents.end());  // the mirror: rank r holds what rank P-1-r has
+    logical_ = layout(shape, v, std::move(extents));
     return;
   }
   if (a.step < 0 && holders > 1)
@@ -180,6 +182,11 @@ view_geometry::view_geometry(layout base, view_spec spec, bool reversed_ok)
                       " (its elements would be in reverse rank order) is not supported yet; resplit the array "
                       "along another axis first");
   logical_ = layout(shape, v, std::move(extents));
+}
+
+const layout& view_geometry::mirror() const {
+  if (!reversed_) throw value_error("ember: internal: only a view read backwards along the split axis has a mirror");
+  return logical_;
 }
 
 const layout& view_geometry::logical() const {

@@ -63,6 +63,12 @@ class view_geometry {
   const index_vec& shape() const { return shape_; }
   int ndim() const { return int(shape_.size()); }
   bool reversed() const { return reversed_; }
+  // A reversed view's mirror layout: rank r holds the view rows that rank
+  // nranks-1-r really holds (read backwards). The planner sees it as the leaf's
+  // layout and always moves the leaf, priced on view_distribution (the truth).
+  const layout& mirror() const;
+  // What a planner sees: logical(), or the mirror of a reversed view.
+  const layout& planning_layout() const { return reversed_ ? logical_ : logical(); }
   // `rank`'s box of the view's index space.
   box_nd box(int rank) const;
   std::int64_t local_count(int rank) const { return box(rank).volume(); }

@@ -70,7 +70,7 @@ auto reselect(const A& a, view_spec s) {
   const auto& b = P::base(a);
   if (b.device() != device_kind::cpu) throw value_error("ember: views of GPU arrays are not supported yet");
   return expr::view_leaf<typename P::value_type, P::base_ndim, M>(
-      b, std::make_shared<const view_geometry>(b.layout(), std::move(s)));
+      b, std::make_shared<const view_geometry>(b.layout(), std::move(s), /*reversed_ok=*/true));
 }
 
 inline std::uint64_t hash_of(const index_vec& v, arg_hash h = {}) {
@@ -196,10 +196,10 @@ auto ravel(const A& a, const shape_options& o = {}) {
 }
 template <class A>
 auto flatten(const A& a, const shape_options& o = {}) {
-  auto r = ravel(a, o);
+  // (decided from the replicated geometry, so every rank copies or none does)
   if constexpr (is_dndarray<std::remove_cvref_t<A>>::value)
-    if (r.lstorage() == a.lstorage() && r.lnumel() > 0) return r.copy();
-  return r;
+    if (plan_reshape(a, std::array<std::int64_t, 1>{-1}, o).shares_storage()) return ravel(a, o).copy();
+  return ravel(a, o);
 }
 
 // ---- axes: lazy views (no copy; the split axis moves with its axis) ----

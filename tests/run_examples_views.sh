@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The views_numpy example at 1-4 ranks: NumPy writes a random field, ember slices,
-# computes a stencil and assigns through views, NumPy runs the same program and
+# computes a stencil, assigns through views and reshapes, pads, joins, tiles, NumPy runs the same program and
 # compares every result bit for bit.
 #   bash tests/run_examples_views.sh [build-dir]
 set -u
@@ -18,7 +18,7 @@ rng = np.random.default_rng(int(sys.argv[2]) * 100 + int(sys.argv[3]))
 np.save(sys.argv[1], rng.standard_normal((int(sys.argv[2]), int(sys.argv[3]))))
 PY
   for p in 1 2 3 4; do
-    rm -f "$dir"/a.npy "$dir"/s.npy "$dir"/c.npy "$dir"/y.npy
+    rm -f "$dir"/[a-z].npy
     out=$(timeout -k 10 120 mpirun -n "$p" --oversubscribe "$exe" "$dir/in.npy" "$dir" 2>&1)
     rc=$?
     if [[ $rc -eq 0 ]]; then
@@ -35,6 +35,16 @@ same("s", x[1:-1, 1:-1] + 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[
 same("c", x[::2, 1] + 1)
 y = x.copy(); y[0, :] = 0; y[1:-1, 3] = x[1:-1, 2] * 2; y[-1] = x[0]
 same("y", y)
+same("r", x[::-2, 1:4] * 2)
+same("m", x.reshape(x.shape[1], -1))
+same("v", np.ravel(x.T))
+same("j", np.concatenate([x, x[::-1]], axis=1))
+same("k", np.stack([x, 2 * x], axis=2))
+same("p", np.pad(x, ((1, 2), (0, 3)), mode="reflect"))
+same("l", np.tril(x, -1))
+same("d", np.diagonal(x, 1))
+same("e", np.repeat(x, 2, axis=0))
+same("t", np.tile(x, (2, 1)))
 print("numpy check ok")
 PY
 )

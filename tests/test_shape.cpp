@@ -110,8 +110,9 @@ TEST_CASE("reshape: values in C order, every split, exact predicted traffic", "[
         const auto geo = ember::plan_reshape(a, c.to, o);
         const auto before = W().sent();
         auto r = ember::reshape(a, c.to, o);
-        const auto moved = W().sent();
-        (void)before;
+        const auto moved = W().sent() - before;
+        CHECK(moved.bytes == geo.predicted(me(), sizeof(double)).bytes);
+        CHECK(moved.messages == geo.predicted(me(), sizeof(double)).messages);
         const nd g = got(r);
         shape_t to(c.to.begin(), c.to.end());
         for (auto& e : to)
@@ -120,7 +121,6 @@ TEST_CASE("reshape: values in C order, every split, exact predicted traffic", "[
         if (want == -1) CHECK(!r.split());
         if (want >= 0) CHECK(r.split() == want);
         CHECK(test::all_ranks(geo.target() == r.layout()));
-        (void)moved;
       }
     }
 }

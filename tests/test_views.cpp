@@ -121,7 +121,6 @@ ember::slice random_slice(std::mt19937_64& g, i64 n, bool backwards) {
 
 TEST_CASE("views: random slices of 1-D, 2-D and 3-D arrays at every split", "[views]") {
   std::mt19937_64 g(1234);  // the same cases on every rank
-  const int P = W().size();
   for (int round = 0; round < 12; ++round) {
     // 2-D
     {
@@ -131,7 +130,7 @@ TEST_CASE("views: random slices of 1-D, 2-D and 3-D arrays at every split", "[vi
         const ember::split_axis split = sp < 0 ? ember::none : ember::split_axis(sp);
         CAPTURE(round, sp);
         auto a = make<2>(data, shape, split);
-        const bool back0 = !(split == 0) || P == 1, back1 = !(split == 1) || P == 1;
+        const bool back0 = true, back1 = true;  // backwards along the split axis too (a reverse step)
         const auto s0 = random_slice(g, 11, back0), s1 = random_slice(g, 7, back1);
         ember::dndarray<double, 2> v = a(s0, s1);
         auto want = reference(data, {11, 7}, {ref_of(s0, 11), ref_of(s1, 7)});
@@ -171,8 +170,8 @@ TEST_CASE("views: random slices of 1-D, 2-D and 3-D arrays at every split", "[vi
         const ember::split_axis split = sp < 0 ? ember::none : ember::split_axis(sp);
         CAPTURE(round, sp);
         auto a = make<3>(data, shape, split);
-        const auto s0 = random_slice(g, 6, !(split == 0) || P == 1);
-        const auto s2 = random_slice(g, 4, !(split == 2) || P == 1);
+        const auto s0 = random_slice(g, 6, true);
+        const auto s2 = random_slice(g, 4, true);
         const i64 mid = std::uniform_int_distribution<i64>(-5, 4)(g);
         ember::dndarray<double, 2> v = a(s0, mid, s2);
         auto want = reference(data, {6, 5, 4}, {ref_of(s0, 6), ref_of(mid, 5), ref_of(s2, 4)});
@@ -267,9 +266,8 @@ TEST_CASE("views: setitem with scalars, expressions, broadcasting and aliasing",
 
     a(0, ember::all) = 0.0;  // a row
     for (i64 j = 0; j < 6; ++j) at(0, j) = 0.0;
-    // strided, columns reversed (forwards where the columns are split: reading the
-    // split axis backwards is not supported yet)
-    const i64 cs = split == 1 && P > 1 ? 2 : -2;
+    // strided, columns reversed (through a reverse step where the columns are split)
+    const i64 cs = -2;
     a(slice(1, ember::none, 2), slice(ember::none, ember::none, cs)) = -1.5;
     for (i64 i = 1; i < n; i += 2)
       for (i64 j = cs > 0 ? 0 : 5; j >= 0 && j < 6; j += cs) at(i, j) = -1.5;
@@ -347,9 +345,6 @@ TEST_CASE("views: bad indices are the same error on every rank", "[views][collec
   expect_collective_throw<ember::value_error>([&] { (void)a(ember::slice(0, 4, 0)); }, {"step cannot be zero"});
   expect_collective_throw<ember::shape_error>(
       [&] { a(ember::slice(0, 3), ember::all) = ember::ones<double>({2, 4}); }, {"(2, 4)", "(3, 4)"});
-  if (P() > 1)
-    expect_collective_throw<ember::value_error>([&] { (void)ember::eval(a(ember::slice(ember::none, ember::none, -1))); },
-                                                {"step -1", "split axis 0", "not supported yet"});
 }
 
 TEST_CASE("diff, roll, flip along every axis at every split, against NumPy's definitions", "[views][shift]") {
@@ -416,4 +411,53 @@ TEST_CASE("diff, roll, flip along every axis at every split, against NumPy's def
   expect_collective_throw<ember::axis_error>([&] { (void)ember::roll(a, 1, 3); }, {"ember::roll", "axis 3"});
   expect_collective_throw<ember::value_error>([&] { (void)ember::diff(a, -1); }, {"order must be non-negative"});
   CHECK(ember::diff(a, 9, 1).shape()[1] == 0);  // longer than the axis: empty, as NumPy
+}
+
+TEST_CASE("views read backwards along the split axis: a reverse step, exact traffic, setitem", "[views][reverse]") {
+  using ember::slice;
+  const i64 n = 13;
+  const auto data = values_of({n, 5}, 7);
+  for (int sp = -1; sp < 2; ++sp) {
+    const ember::split_axis split = sp < 0 ? ember::none : ember::split_axis(sp);
+    CAPTURE(sp);
+    auto a = make<2>(data, {n, 5}, split);
+    for (i64 step : {-1, -2, -3}) {
+      const auto s0 = slice(ember::none, ember::none, step), s1 = slice(-2, 0, step);
+      auto want = reference(data, {n, 5}, {ref_of(s0, n), ref_of(s1, 5)});
+      ember::dndarray<double, 2> v = a(s0, s1);
+      CHECK(shape_of(v) == want.shape);
+      CHECK(test::gathered(v) == want.v);
+      CHECK(trace_exact());
+      // fused with the forward array: a[::-1] + a (the planner moves the reversed leaf only)
+      if (step == -1) {
+        ember::dndarray<double, 2> f = a(s0, ember::all) + a;
+        auto rev = reference(data, {n, 5}, {ref_of(s0, n), ref_of(ember::all, 5)});
+        for (std::size_t i = 0; i < rev.v.size(); ++i) rev.v[i] += data[i];
+        CHECK(test::gathered(f) == rev.v);
+        CHECK(trace_exact());
+        int reverses = 0;
+        for (const auto& s : ember::plan_for(a(s0, ember::all) + a, W().size()).steps)
+          reverses += s.kind == ember::planner::step_kind::reverse;
+        CHECK(reverses == (split == 0 && W().size() > 1 ? 1 : 0));
+        if (split == 0 && W().size() > 1) CHECK(ember::explain(a(s0, ember::all) + a).to_string().find("reverse") != std::string::npos);
+      }
+    }
+    // setitem through a reversed view: b[::-1] = a (b becomes a flipped), and a
+    // broadcast row (the same along the reversed axis)
+    auto b = ember::zeros<double>({n, 5}, {.split = split});
+    b(slice(ember::none, ember::none, -1), ember::all) = a;
+    auto flipped = reference(data, {n, 5}, {ref_of(slice(ember::none, ember::none, -1), n), ref_of(ember::all, 5)});
+    CHECK(test::gathered(b) == flipped.v);
+    b(slice(ember::none, ember::none, -2), ember::all) = a(slice(0, 1), ember::all) * 2.0;
+    for (i64 i = n - 1; i >= 0; i -= 2)
+      for (i64 j = 0; j < 5; ++j) flipped.v[std::size_t(i * 5 + j)] = data[std::size_t(j)] * 2.0;
+    CHECK(test::gathered(b) == flipped.v);
+    b(slice(ember::none, ember::none, -1), 0) = 7.0;
+    for (i64 i = 0; i < n; ++i) flipped.v[std::size_t(i * 5)] = 7.0;
+    CHECK(test::gathered(b) == flipped.v);
+    // u[::-1] = u: NumPy reads the right side first
+    auto u = make<2>(data, {n, 5}, split);
+    u(slice(ember::none, ember::none, -1), ember::all) = u;
+    CHECK(test::gathered(u) == reference(data, {n, 5}, {ref_of(slice(ember::none, ember::none, -1), n), ref_of(ember::all, 5)}).v);
+  }
 }
