@@ -6,8 +6,10 @@
 #include <climits>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "../runtime/error.hpp"
+#include "../runtime/failure.hpp"
 
 namespace ember::detail {
 
@@ -45,6 +47,33 @@ scratch_ptr<T> scratch(slot s, std::int64_t n) {
 }
 
 std::int64_t message_limit() { return std::max<std::int64_t>(1, std::min<std::int64_t>(config().max_message_bytes, INT_MAX)); }
+
+// The failure policy (runtime/failure.hpp): once a rank has started moving
+// data, an exception on it alone (out of memory for scratch, an MPI error)
+// would leave its peers waiting, so it ends the job instead. The agreed errors
+// (a bad index) are thrown between the steps, on every rank alike, never inside one.
+class guarded_operation {
+ public:
+  guarded_operation(const communicator& c, int steps, const char* what)
+      : c_(c), nested_(failure::inside_operation()), steps_(steps), what_(what) {
+    if (!nested_) {
+      scope_.emplace();
+      ordinal_ = failure::begin_operation(steps);
+    }
+  }
+  template <class F>
+  void step(int i, const char* kind, F&& f) {
+    if (nested_) return f();
+    failure::guarded_step(c_, ordinal_, {"move", i, steps_, kind, what_}, std::forward<F>(f));
+  }
+
+ private:
+  const communicator& c_;
+  bool nested_;
+  int steps_, ordinal_ = 0;
+  const char* what_;
+  std::optional<failure::operation_scope> scope_;
+};
 
 // A contiguous byte range to or from `peer`, in messages of at most the agreed
 // limit (both sides chunk alike: config() is the same on every rank).
@@ -314,6 +343,9 @@ namespace {
 // Writes the next k selected records from position i on (emit(i, out) writes
 // record i at out, `rec` bytes); returns the position after the last one used.
 template <class Emit>
+void compact_step(const communicator& c, const compaction& p, const bool* mask, std::int64_t rec, char* dst, Emit& emit);
+
+template <class Emit>
 std::int64_t filter_into(const unsigned char* m, std::int64_t i, std::int64_t k, char* out, std::int64_t rec,
                          Emit&& emit) {
   std::int64_t w = 0;
@@ -327,6 +359,12 @@ std::int64_t filter_into(const unsigned char* m, std::int64_t i, std::int64_t k,
 
 template <class Emit>
 void compact(const communicator& c, const compaction& p, const bool* mask, std::int64_t rec, char* dst, Emit&& emit) {
+  guarded_operation op(c, 1, "mask selection");
+  op.step(1, "compaction", [&] { compact_step(c, p, mask, rec, dst, emit); });
+}
+
+template <class Emit>
+void compact_step(const communicator& c, const compaction& p, const bool* mask, std::int64_t rec, char* dst, Emit& emit) {
   const int P = c.size(), me = c.rank();
   const auto* m = reinterpret_cast<const unsigned char*>(mask);
   index_vec boff(std::size_t(P) + 1, 0), soff(std::size_t(P) + 1, 0);
@@ -436,9 +474,12 @@ void take_along_split(const communicator& c, const layout& l, const void* src, s
   const std::int64_t n = sh[std::size_t(k)];
   const index_vec offs = prefix(l);
   const owner_finder find{offs.data(), P};
-  bool bad;
-  std::int64_t bad_j;
-  routed rt = route(
+  bool bad = false;
+  std::int64_t bad_j = -1;
+  guarded_operation op(c, 2, "take");
+  routed rt;
+  op.step(1, "route", [&] {
+    rt = route(
       P, m,
       [&](std::int64_t j, int& o) {
         std::int64_t i = idx[j];
@@ -453,9 +494,10 @@ void take_along_split(const communicator& c, const layout& l, const void* src, s
         return ((i < 0 ? i + n : i) - offs[std::size_t(o)]) * inner;
       },
       bad, bad_j);
+  });
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, n, k, what);
   const rows rw{elem, outer, inner, l.extent(me) * inner, m * inner};
-  serve_gather(c, rt, rc, rw, static_cast<const char*>(src), static_cast<char*>(dst));
+  op.step(2, "gather", [&] { serve_gather(c, rt, rc, rw, static_cast<const char*>(src), static_cast<char*>(dst)); });
 }
 
 namespace {
@@ -508,25 +550,40 @@ struct flat_locator {
 void take_flat(const communicator& c, const layout& l, const void* src, std::size_t elem, const std::int64_t* idx,
                std::int64_t m, void* dst, const std::string& what) {
   const flat_locator loc(l);
-  bool bad;
-  std::int64_t bad_j;
-  routed rt = route(c.size(), m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j);
+  bool bad = false;
+  std::int64_t bad_j = -1;
+  guarded_operation op(c, 2, "take");
+  routed rt;
+  op.step(1, "route", [&] { rt = route(c.size(), m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j); });
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, loc.total, 0, what);
   const rows rw{elem, 1, 1, 0, 0};
-  serve_gather(c, rt, rc, rw, static_cast<const char*>(src), static_cast<char*>(dst));
+  op.step(2, "gather", [&] { serve_gather(c, rt, rc, rw, static_cast<const char*>(src), static_cast<char*>(dst)); });
 }
+
+namespace {
+void scatter_routed(const communicator& c, const routed& rt, const std::vector<std::int64_t>& rc, std::size_t elem,
+                    const char* v, char* d);
+}  // namespace
 
 void put_flat(const communicator& c, const layout& l, void* dst, std::size_t elem, const std::int64_t* idx,
               std::int64_t m, const void* values, const std::string& what) {
-  const int P = c.size(), me = c.rank();
+  const int P = c.size();
   const flat_locator loc(l);
-  bool bad;
-  std::int64_t bad_j;
-  routed rt = route(P, m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j);
+  bool bad = false;
+  std::int64_t bad_j = -1;
+  guarded_operation op(c, 2, "put");
+  routed rt;
+  op.step(1, "route", [&] { rt = route(P, m, loc.owner_fn(idx), loc.key_fn(idx), bad, bad_j); });
   const auto rc = exchange_counts(c, rt.counts, bad, bad ? idx[bad_j] : 0, loc.total, 0, what);
+  op.step(2, "scatter", [&] { scatter_routed(c, rt, rc, elem, static_cast<const char*>(values), static_cast<char*>(dst)); });
+}
+
+namespace {
+void scatter_routed(const communicator& c, const routed& rt, const std::vector<std::int64_t>& rc, std::size_t elem,
+                    const char* v, char* d) {
+  const int P = c.size(), me = c.rank();
+  const std::int64_t m = rt.displs[std::size_t(P)];
   const std::int64_t E = std::int64_t(elem);
-  const char* v = static_cast<const char*>(values);
-  char* d = static_cast<char*>(dst);
   // the values in owner order, next to their keys
   auto sv = scratch<char>(s_vals, m * E);
   copy_rows(m, E, [&](std::int64_t s) { return sv.get() + s * E; }, [&](std::int64_t s) { return v + rt.pos[std::size_t(s)] * E; });
@@ -556,6 +613,7 @@ void put_flat(const communicator& c, const layout& l, void* dst, std::size_t ele
     copy_rows(n, E, [&](std::int64_t s) { return d + keys[s] * E; }, [&](std::int64_t s) { return vals + s * E; });
   }
 }
+}  // namespace
 
 void put_local(void* dst, std::size_t elem, const std::int64_t* idx, std::int64_t m, const void* values,
                std::int64_t nvalues) {

@@ -10,7 +10,17 @@
 // differs. An invalid index found on one rank is reported on every rank alike:
 // the check rides on a collective every rank makes anyway (the counts'
 // all-to-all of a distributed gather, or one small allgather), and every rank
-// throws the same ember::index_error before any data moves.
+// throws the same ember::index_error before any data moves. Once data moves, a
+// failure on one rank alone (out of memory for scratch, an MPI error) follows
+// runtime/failure.hpp: the job ends rather than hang (EMBER_ON_FAILURE=throw
+// rethrows).
+//
+// Messages are point-to-point (tag 0x7365, chunked at config().max_message_bytes)
+// and counted in comm.sent(); the counts' all-to-all is counted as P - 1 messages
+// of 24 bytes. Scratch buffers (the routed requests, the rows in flight) are kept
+// per thread between calls, so repeating a take or a mask selection of one size
+// touches no fresh pages; they hold at most what the largest recent call needed
+// (about 40 bytes per index of a take).
 #pragma once
 
 #include <cstddef>
