@@ -22,7 +22,7 @@ constexpr int selection_tag = 0x7365;  // "se"
 // selection of the same size again touches no fresh pages (the kernel's zeroing
 // of fresh pages costs as much as the copies themselves). A buffer much larger
 // than a call needs is given back.
-enum slot : int { s_own, s_key, s_keys, s_pos, s_inkeys, s_back, s_out, s_low, s_high, s_vals, s_invals, n_slots };
+enum slot : int { s_own, s_key, s_keys, s_pos, s_inkeys, s_back, s_out, s_low, s_high, s_stage, s_vals, s_invals, n_slots };
 template <class T>
 struct scratch_ptr {
   T* p;
@@ -339,6 +339,27 @@ compaction plan_compaction(const communicator& c, const bool* mask, std::int64_t
   return p;
 }
 
+compaction plan_compaction_runs(const communicator& c, const bool* mask, std::int64_t outer, std::int64_t run) {
+  if (outer <= 1) return plan_compaction(c, mask, outer * run);
+  const auto* m = reinterpret_cast<const unsigned char*>(mask);
+  std::vector<std::int64_t> mine(static_cast<std::size_t>(outer), 0);
+  for (std::int64_t o = 0; o < outer; ++o) {
+    std::int64_t k = 0;
+    for (std::int64_t i = 0; i < run; ++i) k += m[o * run + i];
+    mine[std::size_t(o)] = k;
+  }
+  compaction p;
+  p.outer = outer;
+  p.run_counts = c.size() > 1 ? c.allgather(mine.data(), outer) : mine;
+  p.counts.assign(std::size_t(c.size()), 0);
+  for (int q = 0; q < c.size(); ++q)
+    for (std::int64_t o = 0; o < outer; ++o) p.counts[std::size_t(q)] += p.run_counts[std::size_t(q * outer + o)];
+  for (int q = 0; q < c.size(); ++q) p.total += p.counts[std::size_t(q)];
+  p.first = -1;  // not one run
+  p.extents = layout::balanced_extents(p.total, c.size());
+  return p;
+}
+
 namespace {
 // Writes the next k selected records from position i on (emit(i, out) writes
 // record i at out, `rec` bytes); returns the position after the last one used.
@@ -363,45 +384,107 @@ void compact(const communicator& c, const compaction& p, const bool* mask, std::
   op.step(1, "compaction", [&] { compact_step(c, p, mask, rec, dst, emit); });
 }
 
+// Where every rank's selected elements go: run (q, o) of rank q (its block's
+// o-th run of the mask, in local order) covers the global positions
+// [start, start + count) of the result.
+struct run_table {
+  int P;
+  std::int64_t outer;
+  std::vector<std::int64_t> cnt, start;  // [q * outer + o]
+  run_table(const compaction& p, int P_) : P(P_), outer(p.outer) {
+    if (outer == 1) {
+      cnt = p.counts;
+    } else {
+      cnt = p.run_counts;
+    }
+    start.assign(cnt.size(), 0);
+    std::int64_t base = 0;
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (int q = 0; q < P; ++q) {
+        start[std::size_t(q * outer + o)] = base;
+        base += cnt[std::size_t(q * outer + o)];
+      }
+  }
+  // how many of rank q's selected elements lie before global position x
+  std::int64_t before(int q, std::int64_t x) const {
+    std::int64_t n = 0;
+    for (std::int64_t o = 0; o < outer; ++o) {
+      const std::size_t r = std::size_t(q * outer + o);
+      if (x <= start[r]) break;  // the runs of one rank are in increasing order
+      n += std::min(x - start[r], cnt[r]);
+    }
+    return n;
+  }
+};
+
 template <class Emit>
 void compact_step(const communicator& c, const compaction& p, const bool* mask, std::int64_t rec, char* dst, Emit& emit) {
   const int P = c.size(), me = c.rank();
   const auto* m = reinterpret_cast<const unsigned char*>(mask);
-  index_vec boff(std::size_t(P) + 1, 0), soff(std::size_t(P) + 1, 0);
-  for (int q = 0; q < P; ++q) {
-    boff[std::size_t(q) + 1] = boff[std::size_t(q)] + p.extents[std::size_t(q)];
-    soff[std::size_t(q) + 1] = soff[std::size_t(q)] + p.counts[std::size_t(q)];
-  }
+  const run_table R(p, P);
+  index_vec boff(std::size_t(P) + 1, 0);
+  for (int q = 0; q < P; ++q) boff[std::size_t(q) + 1] = boff[std::size_t(q)] + p.extents[std::size_t(q)];
   const std::int64_t mine = p.counts[std::size_t(me)], lo = boff[std::size_t(me)], hi = boff[std::size_t(me) + 1];
+  const bool one_run = p.outer == 1;
   std::vector<MPI_Request> reqs;
-  // receives: every other rank's selected range that falls into this rank's balanced range
+  // receives: the part of every other rank's selected sequence that falls into
+  // this rank's balanced range [lo, hi): one piece of the result (one run per
+  // rank), or staged and placed run by run afterwards
+  std::vector<std::int64_t> ra(std::size_t(P), 0), rb(std::size_t(P), 0), roff(std::size_t(P) + 1, 0);
   for (int q = 0; q < P; ++q) {
-    if (q == me) continue;
-    const std::int64_t a = std::max(soff[std::size_t(q)], lo), b = std::min(soff[std::size_t(q) + 1], hi);
-    if (a < b) post_recv(c, dst + (a - lo) * rec, (b - a) * rec, q, reqs);
+    if (q != me) ra[std::size_t(q)] = R.before(q, lo), rb[std::size_t(q)] = R.before(q, hi);
+    roff[std::size_t(q) + 1] = roff[std::size_t(q)] + (one_run ? 0 : rb[std::size_t(q)] - ra[std::size_t(q)]);
   }
-  // this rank's selected elements [first, first + mine): those before `lo` go to
-  // lower ranks, those in [lo, hi) stay, those after go to higher ranks
-  const std::int64_t first = p.first, last = first + mine;
-  const std::int64_t nlow = std::clamp(lo - first, std::int64_t(0), mine);
-  const std::int64_t nhigh = std::clamp(last - hi, std::int64_t(0), mine);
-  const std::int64_t nmid = mine - nlow - nhigh;
+  auto stage = scratch<char>(s_stage, roff[std::size_t(P)] * rec);
+  for (int q = 0; q < P; ++q) {
+    const std::int64_t a = ra[std::size_t(q)], b = rb[std::size_t(q)];
+    if (q == me || a >= b) continue;
+    char* to = one_run ? dst + (R.start[std::size_t(q)] + a - lo) * rec : stage.get() + roff[std::size_t(q)] * rec;
+    post_recv(c, to, (b - a) * rec, q, reqs);
+  }
+  // this rank's selected sequence [0, mine): [0, nlow) goes to lower ranks,
+  // [nlow, nlow + nmid) stays, the rest goes to higher ranks
+  const std::int64_t nlow = R.before(me, lo), nmid = R.before(me, hi) - nlow, nhigh = mine - nlow - nmid;
   auto low = scratch<char>(s_low, nlow * rec);
   auto high = scratch<char>(s_high, nhigh * rec);
-  auto send_part = [&](const char* buf, std::int64_t g0, std::int64_t g1) {  // global [g0, g1) staged at buf
+  auto send_range = [&](const char* buf, std::int64_t s0, std::int64_t s1) {  // sequence [s0, s1) staged at buf
     for (int q = 0; q < P; ++q) {
       if (q == me) continue;
-      const std::int64_t a = std::max(g0, boff[std::size_t(q)]), b = std::min(g1, boff[std::size_t(q) + 1]);
-      if (a < b) post_send(c, buf + (a - g0) * rec, (b - a) * rec, q, reqs);
+      const std::int64_t a = std::max(s0, R.before(me, boff[std::size_t(q)]));
+      const std::int64_t b = std::min(s1, R.before(me, boff[std::size_t(q) + 1]));
+      if (a < b) post_send(c, buf + (a - s0) * rec, (b - a) * rec, q, reqs);
     }
   };
   std::int64_t i = 0;
   i = filter_into(m, i, nlow, low.get(), rec, emit);
-  send_part(low.get(), first, first + nlow);
-  i = filter_into(m, i, nmid, dst + (first + nlow - lo) * rec, rec, emit);
+  send_range(low.get(), 0, nlow);
+  if (one_run) {
+    i = filter_into(m, i, nmid, dst + (R.start[std::size_t(me)] + nlow - lo) * rec, rec, emit);
+  } else {
+    for (std::int64_t o = 0; o < p.outer; ++o) {
+      const std::size_t r = std::size_t(me * p.outer + o);
+      const std::int64_t x0 = std::max(R.start[r], lo), x1 = std::min(R.start[r] + R.cnt[r], hi);
+      if (x0 < x1) i = filter_into(m, i, x1 - x0, dst + (x0 - lo) * rec, rec, emit);
+    }
+  }
   i = filter_into(m, i, nhigh, high.get(), rec, emit);
-  send_part(high.get(), last - nhigh, last);
+  send_range(high.get(), nlow + nmid, mine);
   communicator::wait_all(reqs);
+  if (one_run) return;
+  // the staged pieces, run by run, to their places
+  for (int q = 0; q < P; ++q) {
+    if (q == me || ra[std::size_t(q)] >= rb[std::size_t(q)]) continue;
+    std::int64_t seq = 0;  // offset of run o in q's sequence
+    for (std::int64_t o = 0; o < p.outer; ++o) {
+      const std::size_t r = std::size_t(q * p.outer + o);
+      const std::int64_t x0 = std::max(R.start[r], lo), x1 = std::min(R.start[r] + R.cnt[r], hi);
+      if (x0 < x1) {
+        const std::int64_t s = seq + (x0 - R.start[r]) - ra[std::size_t(q)];
+        std::memcpy(dst + (x0 - lo) * rec, stage.get() + (roff[std::size_t(q)] + s) * rec, std::size_t((x1 - x0) * rec));
+      }
+      seq += R.cnt[r];
+    }
+  }
 }
 
 template <class U>
@@ -429,7 +512,7 @@ void run_compaction(const communicator& c, const compaction& p, const void* src,
 }
 
 void run_compaction_coords(const communicator& c, const compaction& p, const bool* mask, const index_vec& lshape,
-                           std::int64_t row0, void* dst) {
+                           int axis, std::int64_t offset, void* dst) {
   const int nd = int(lshape.size());
   index_vec str = row_major_strides(lshape);
   compact(c, p, mask, std::int64_t(nd) * 8, static_cast<char*>(dst), [&](std::int64_t i, char* out) {
@@ -437,7 +520,7 @@ void run_compaction_coords(const communicator& c, const compaction& p, const boo
     for (int d = 0; d < nd; ++d) {
       const std::int64_t v = rem / str[std::size_t(d)];
       rem -= v * str[std::size_t(d)];
-      const std::int64_t g = d == 0 ? v + row0 : v;
+      const std::int64_t g = d == axis ? v + offset : v;
       std::memcpy(out + 8 * d, &g, 8);
     }
   });

@@ -47,24 +47,34 @@ void agree_indices(const communicator& c, bool bad, std::int64_t bad_value, std:
 
 // ---- mask compaction ----
 // The selected elements of every rank, in C order, balanced over the ranks.
+// A rank's block is `outer` runs of the mask in local order (one for an array
+// split along axis 0; shape[0..k) products of them for a split along axis k,
+// whose blocks interleave in C order): run o of rank q is followed by run o of
+// rank q + 1, then run o + 1 of rank 0.
 struct compaction {
   std::vector<std::int64_t> counts;  // per rank: true values in its block
   std::int64_t total = 0;            // over every rank
-  std::int64_t first = 0;            // global position of this rank's first selected element
+  std::int64_t first = 0;            // one run: global position of this rank's first selected element
   index_vec extents;                 // balanced extents of `total` over the ranks
+  std::int64_t outer = 1;            // runs per rank
+  std::vector<std::int64_t> run_counts;  // outer > 1: [q * outer + o] true values in run o of rank q
 };
 // Collective (one allgather of one int64): counts mask[0..n) and shares the counts.
 compaction plan_compaction(const communicator& c, const bool* mask, std::int64_t n);
+// Collective (one allgather of `outer` int64): the same for a block of `outer`
+// runs of `run` mask values each.
+compaction plan_compaction_runs(const communicator& c, const bool* mask, std::int64_t outer, std::int64_t run);
 // Collective: the elements src[i] (elem bytes each) with mask[i], in order over
 // the ranks, into dst: this rank's extents[rank] of them. Elements that stay on
-// this rank are written in place; the rest travel to their balanced owner.
+// this rank are written in place; the rest travel to their balanced owner (one
+// message per pair of ranks that exchange anything).
 void run_compaction(const communicator& c, const compaction& p, const void* src, const bool* mask, std::int64_t n,
                     std::size_t elem, void* dst);
 // The same where the record of a selected element is its coordinates (lshape.size()
 // int64) in the global array, this rank's block having local shape `lshape` and
-// starting at global index `row0` along axis 0: argwhere's rows.
+// starting at global index `offset` along `axis`: argwhere's rows.
 void run_compaction_coords(const communicator& c, const compaction& p, const bool* mask, const index_vec& lshape,
-                           std::int64_t row0, void* dst);
+                           int axis, std::int64_t offset, void* dst);
 // Local: dst[i] = values[k++] for each i with mask[i] (in order), elem bytes each.
 void scatter_masked(void* dst, const bool* mask, std::int64_t n, std::size_t elem, const void* values);
 

@@ -16,11 +16,13 @@
 // Layouts of the results:
 // - a mask selection, nonzero and argwhere: Heat's balanced split 0 over the
 //   count (n/P each, the first n%P one more), whatever the layouts of a and mask.
-//   The mask is evaluated (an expression: one fused pass) or moved into the
-//   layout the selection reads a in: a's own when a is split along axis 0; a
-//   replicated array is read as if split along 0 (no move); an array split
-//   along another axis is first moved to split 0 (one exchange), because C order
-//   interleaves the ranks' blocks there.
+//   The mask is evaluated (an expression: one fused pass) or moved into a's
+//   layout; a replicated a is read as if split along 0 (no move). Each rank
+//   filters its own block, one allgather shares the counts (per run of the
+//   block when a is split along an axis k > 0, whose blocks interleave in C
+//   order: one count per index of the axes before k), and the selected
+//   elements travel once, straight to their balanced owner. a(mask) = v with
+//   an array v on an array split along k > 0 moves a to split 0 and back.
 // - take along axis k:
 //     a split along k:   the result is split along k, its rows following the
 //                        index array's distribution (rank r gets the rows of
@@ -111,28 +113,36 @@ dndarray<bool, N> mask_in_layout(const M& mask, const layout& l, const communica
   }
 }
 
-// The elements of `a` as one contiguous run of whole rows per rank, C order
-// over the ranks (a split-0 layout): a's own block when split along 0, this
-// rank's balanced rows of a replicated array (no move), or a moved copy.
+// How a selection reads the elements of `a` in C order: as this rank's block
+// of `lay`, `outer` runs of equal length (one when split along axis 0; the
+// blocks of an array split along axis k > 0 interleave in C order, one run per
+// index of the axes before k). A replicated array is read as if split along
+// axis 0 (this rank's balanced rows of its copy): nothing moves.
 template <dtype T, int N>
 struct row_block {
   dndarray<T, N> holder;
-  layout lay;  // the split-0 layout the run belongs to
+  layout lay;  // the layout whose block this rank reads (the mask is brought into it)
   const T* data;
-  std::int64_t n;  // elements of the run
+  std::int64_t n;  // elements read
+  std::int64_t outer = 1;
+  int axis = 0;  // lay's split axis (0 for a replicated array)
+  compaction plan(const communicator& c, const bool* mask) const {
+    return outer > 1 ? plan_compaction_runs(c, mask, outer, n / outer) : plan_compaction(c, mask, n);
+  }
 };
 template <dtype T, int N>
 row_block<T, N> rows_of(const dndarray<T, N>& a) {
   const layout& l = a.layout();
   const int r = a.comm().rank();
-  if (l.split() == 0) return {a, l, a.lstorage(), l.local_size(r)};
-  layout b = layout::balanced(l.shape(), 0, a.comm().size());
   if (!l.split()) {
+    layout b = layout::balanced(l.shape(), 0, a.comm().size());
     const std::int64_t n0 = l.shape()[0], row = n0 > 0 ? l.numel() / n0 : 0;
-    return {a, b, a.lstorage() + b.offset(r) * row, b.local_size(r)};
+    return {a, b, a.lstorage() + b.offset(r) * row, b.local_size(r), 1, 0};
   }
-  auto m = a.moved_to(b);
-  return {m, b, m.lstorage(), b.local_size(r)};
+  const int k = *l.split();
+  std::int64_t outer = 1;
+  for (int d = 0; d < k; ++d) outer *= l.shape()[std::size_t(d)];
+  return {a, l, a.lstorage(), l.local_size(r), outer, k};
 }
 
 // A bool mask as a run of whole rows per rank (rows_of), from an array or an expression.
@@ -145,7 +155,7 @@ auto mask_rows(const M& mask, const communicator& c) {
   } else {
     const layout b = layout::balanced(mask.shape(), 0, c.size());
     auto m = mask_in_layout<N>(mask, b, c);
-    return row_block<bool, N>{m, b, m.lstorage(), b.local_size(c.rank())};
+    return row_block<bool, N>{m, b, m.lstorage(), b.local_size(c.rank()), 1, 0};
   }
 }
 
@@ -215,7 +225,7 @@ dndarray<T, 1> masked(const dndarray<T, N>& a, const M& mask) {
   detail::check_mask_shape(a.layout().shape(), detail::selection_shape(mask), "ember::masked");
   auto rb = detail::rows_of(a);
   auto m = detail::mask_in_layout<N>(mask, rb.lay, c);
-  const auto p = detail::plan_compaction(c, m.lstorage(), rb.n);
+  const auto p = rb.plan(c, m.lstorage());
   auto r = detail::agreed_array<T, 1>(layout(index_vec{p.total}, 0, p.extents), c, "ember::masked", a.layout().hash());
   detail::run_compaction(c, p, rb.data, m.lstorage(), rb.n, sizeof(T), r.lstorage());
   return r;
@@ -327,10 +337,10 @@ dndarray<std::int64_t, 2> argwhere(const M& mask) {
   constexpr int N = detail::mask_rank<M>();
   const communicator& c = detail::comm_of_operand(mask);
   auto rb = detail::mask_rows(mask, c);
-  const auto p = detail::plan_compaction(c, rb.data, rb.n);
+  const auto p = rb.plan(c, rb.data);
   auto r = detail::agreed_array<std::int64_t, 2>(layout(index_vec{p.total, N}, 0, p.extents), c, "ember::argwhere",
                                                 rb.lay.hash());
-  detail::run_compaction_coords(c, p, rb.data, rb.lay.lshape(c.rank()), rb.lay.offset(c.rank()), r.lstorage());
+  detail::run_compaction_coords(c, p, rb.data, rb.lay.lshape(c.rank()), rb.axis, rb.lay.offset(c.rank()), r.lstorage());
   return r;
 }
 

@@ -457,6 +457,14 @@ TEST_CASE("selection sends what it must: a local take sends no rows, a mask on b
   const auto sent_mask = a.comm().sent().bytes - b0;
   CHECK(test::all_ranks(s.layout() == a.layout()));
   CHECK(test::all_ranks(sent_mask == std::int64_t(P() - 1) * 8));  // only the counts' allgather
+  // split along axis 1: no move of the array, one count per row, each selected element sent at most once
+  auto b1 = ember::resplit(ember::dndarray<double, 2>(ember::zeros<double>({8, 40}, {.split = 0})), 1);
+  ember::dndarray<bool, 2> half = b1 < 1.0;
+  const auto s0 = b1.comm().sent().bytes;
+  auto sb = ember::masked(b1, half);
+  const auto sent1 = b1.comm().sent().bytes - s0;
+  CHECK(test::all_ranks(sb.shape()[0] == 320));
+  CHECK(test::all_ranks(sent1 <= b1.lnumel() * 8 + std::int64_t(P() - 1) * 8 * 8));
 }
 
 TEST_CASE("selection in messages of a few bytes (the chunking of large transfers)", "[selection]") {
