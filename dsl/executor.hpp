@@ -130,6 +130,8 @@ class executor {
       const auto& s = p.steps[i];
       const traffic before = c_.sent();
       failure::guarded_step(c_, ordinal, {"plan", int(i) + 1, int(p.steps.size()), planner::name(s.kind), s.text}, [&] {
+        // halos still in flight complete before anything but the kernel reading them
+        if (s.kind != planner::step_kind::halo && s.kind != planner::step_kind::fused_kernel) finish_halos();
         switch (s.kind) {
           case planner::step_kind::fused_kernel: run_kernel(s); break;
           case planner::step_kind::allreduce:
@@ -149,6 +151,9 @@ class executor {
       const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
       trace.push_back({s.kind, predicted, c_.sent() - before});
     }
+    if (!in_flight_.empty())
+      failure::guarded_step(c_, ordinal, {"plan", int(p.steps.size()), int(p.steps.size()), "halo", "completion"},
+                            [&] { finish_halos(); });
     auto& r = vals_[std::size_t(p.result)];
     if (dest_ && r.ptr != dest_.get()) {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
@@ -181,6 +186,14 @@ class executor {
   std::vector<std::shared_ptr<void>> last_parts_;
   std::vector<const view_geometry*> views_;  // per IR node: a view leaf's selection
   const view_geometry* dest_view_ = nullptr;  // run(dest, view): the result is stored through it
+  // Halo moves begun and not yet waited for: the kernel reading them computes
+  // the rows that need no ghost row while they travel (run_region_kernel).
+  std::vector<exchange_in_flight> in_flight_;
+
+  void finish_halos() {
+    for (auto& f : in_flight_) f.finish();
+    in_flight_.clear();
+  }
 
   // The selection to read value v through at node `node`: a view's own data (not a
   // moved copy, which is a contiguous block of its layout).
@@ -252,7 +265,8 @@ class executor {
     out.ptr = buf.get();
     out.dev = device_kind::cpu;
     const auto& in = vals_[std::size_t(s.input)];
-    cp_.moves[i]->run(c_, in.ptr, out.ptr, s.on);
+    if (s.on == device_kind::cpu) in_flight_.push_back(cp_.moves[i]->begin(c_, in.ptr, out.ptr));
+    else cp_.moves[i]->run(c_, in.ptr, out.ptr, s.on);
     auto& h = cp_.halos[std::size_t(s.output)];
     h.own = in.ptr;
     h.view = view_at(s.node, s.input);
@@ -296,6 +310,10 @@ class executor {
   }
 
   void run_kernel(const planner::step& s) {
+    // only a region kernel overlaps halos with its interior rows
+    const bool region = cp_.g.nodes[std::size_t(s.node)].kind != planner::node_kind::reduce &&
+                        (s.node != 0 || expr::kind_of<E> == expr::node_class::elementwise);
+    if (!region || s.on != device_kind::cpu) finish_halos();
     prepare_bindings(s);
     const kernel::context ctx{&bind_, c_.rank()};
     if (cp_.g.nodes[std::size_t(s.node)].kind == planner::node_kind::reduce) {
@@ -325,13 +343,38 @@ class executor {
       else throw_no_device_kernels(s);
       return;
     }
-    if (dest_view_ && out.ptr == dest_.get()) {  // setitem: straight into the view's elements
-      std::array<std::int64_t, kernel::space<MR>::cap> ostr{};
-      dest_view_->strides(c_.rank(), ostr.data());
-      kernel::run_elementwise_strided<MR>(ev, static_cast<T*>(out.ptr) + dest_view_->offset(c_.rank()), ostr.data(), sp);
-      return;
+    std::array<std::int64_t, kernel::space<MR>::cap> ostr{};
+    const bool strided = dest_view_ && out.ptr == dest_.get();  // setitem: straight into the view's elements
+    if (strided) dest_view_->strides(c_.rank(), ostr.data());
+    auto rows = [&](std::int64_t r0, std::int64_t r1) {
+      if (strided)
+        kernel::run_elementwise_strided<MR>(ev, static_cast<T*>(out.ptr) + dest_view_->offset(c_.rank()), ostr.data(),
+                                            sp, r0, r1);
+      else
+        kernel::run_elementwise<MR>(ev, static_cast<T*>(out.ptr), sp, r0, r1);
+    };
+    if (in_flight_.empty()) return rows(0, -1);
+    // Halos in flight: first the rows that read no ghost row (the interior),
+    // then wait, then the boundary rows. Along iteration axis 0 only, where a
+    // range of its indices is a range of outer rows.
+    std::int64_t top = 0, bottom = 0;
+    bool ok = s.from->split() == 0 && sp.ndim >= 2 && sp.ext[0] > 0;
+    for (auto [node, v] : s.bindings) {
+      const auto& h = cp_.halos[std::size_t(v)];
+      if (!h.have) continue;
+      ok = ok && h.axis == 0 && h.have->ndim() == MR;
+      top = std::max(top, h.top);
+      bottom = std::max(bottom, h.bottom);
     }
-    kernel::run_elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
+    const std::int64_t e0 = ok ? sp.ext[0] : 0, per = ok ? sp.count() / (e0 * sp.ext[std::size_t(sp.ndim - 1)]) : 0;
+    if (!ok || e0 - top - bottom <= 0) {
+      finish_halos();
+      return rows(0, -1);
+    }
+    rows(top * per, (e0 - bottom) * per);
+    finish_halos();
+    rows(0, top * per);
+    rows((e0 - bottom) * per, e0 * per);
   }
 
   [[noreturn]] void throw_no_device_kernels(const planner::step& s) const {

@@ -278,6 +278,14 @@ struct outer_iter {
       idx[std::size_t(d)] = 0;
     }
   }
+  // Positions the iterator at outer row r (row-major over the outer dimensions).
+  void seek(std::int64_t r) {
+    for (int d = sp.ndim - 2; d >= 0; --d) {
+      const std::int64_t e = sp.ext[std::size_t(d)];
+      idx[std::size_t(d)] = e > 0 ? r % e : 0;
+      r = e > 0 ? r / e : 0;
+    }
+  }
 };
 
 template <bool C, class Out, class Ev>
@@ -285,14 +293,16 @@ inline void row(Ev& ev, Out* o, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) o[j] = Out(ev.template at<C>(j));
 }
 
-// out (row-major over the space) = the expression, one pass.
+// out (row-major over the space) = the expression, one pass; outer rows
+// [r0, r1) only when given (r1 < 0: to the end).
 template <int MR, class Out, class Ev>
-void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
+void run_elementwise(Ev ev, Out* out, const space<MR>& sp, std::int64_t r0 = 0, std::int64_t r1 = -1) {
   if (sp.count() == 0) return;
   const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
   outer_iter<MR> it(sp);
   const bool c = ev.contiguous();
-  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+  if (r0 > 0) it.seek(r0);
+  for (std::int64_t r = r0, rows = r1 < 0 ? it.rows() : r1; r < rows; ++r, it.next()) {
     ev.start(it.idx.data(), sp.ndim - 1);
     if (c) row<true>(ev, out + r * n, n);
     else row<false>(ev, out + r * n, n);
@@ -301,12 +311,14 @@ void run_elementwise(Ev ev, Out* out, const space<MR>& sp) {
 
 // The same into strided storage (a view's elements: `ostr` per axis, elements).
 template <int MR, class Out, class Ev>
-void run_elementwise_strided(Ev ev, Out* out, const std::int64_t* ostr, const space<MR>& sp) {
+void run_elementwise_strided(Ev ev, Out* out, const std::int64_t* ostr, const space<MR>& sp, std::int64_t r0 = 0,
+                             std::int64_t r1 = -1) {
   if (sp.count() == 0) return;
   const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)], os = ostr[sp.ndim - 1];
   outer_iter<MR> it(sp);
   const bool c = ev.contiguous();
-  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+  if (r0 > 0) it.seek(r0);
+  for (std::int64_t r = r0, rows = r1 < 0 ? it.rows() : r1; r < rows; ++r, it.next()) {
     ev.start(it.idx.data(), sp.ndim - 1);
     Out* o = out;
     for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[d];

@@ -439,6 +439,67 @@ void exchange::run(const communicator& comm, const void* src_buf, void* dst_buf,
                         move);
 }
 
+exchange_in_flight exchange::begin(const communicator& comm, const void* src_buf, void* dst_buf) const {
+  exchange_in_flight f;
+  std::int64_t staged = 0;
+  for (const auto& t : sends_) staged += t.src_contiguous ? 0 : t.bytes;
+  for (const auto& t : recvs_) staged += t.dst_contiguous ? 0 : t.bytes;
+  if (method_ != exchange_method::point_to_point || staged > config().staging_bytes || comm.size() != nranks_ ||
+      comm.rank() != rank_) {
+    run(comm, src_buf, dst_buf);
+    return f;
+  }
+  const char* src = static_cast<const char*>(src_buf);
+  char* dst = static_cast<char*>(dst_buf);
+  const std::int64_t es = std::int64_t(elem_);
+  f.dst_ = dst;
+  f.elem_ = elem_;
+  // Each transfer in the chunks run() uses (the same messages): receives first.
+  auto post = [&](const exchange_transfer& t, char* base, bool send) {
+    for (std::int64_t c = 0, n = t.messages(); c < n; ++c) {
+      f.reqs_.emplace_back();
+      const std::int64_t len = std::min(t.chunk_bytes, t.bytes - c * t.chunk_bytes);
+      if (send) comm.isend_bytes(base + c * t.chunk_bytes, len, t.peer, exchange_tag, &f.reqs_.back());
+      else comm.irecv_bytes(base + c * t.chunk_bytes, len, t.peer, exchange_tag, &f.reqs_.back());
+    }
+  };
+  for (const auto& t : recvs_) {
+    if (t.dst_contiguous) {
+      post(t, dst + t.segments[0].dst_offset * es, false);
+    } else {
+      f.bufs_.emplace_back(new char[std::size_t(t.bytes)]);
+      post(t, f.bufs_.back().get(), false);
+      f.unpack_.emplace_back(&t, f.bufs_.back().get());
+    }
+  }
+  for (const auto& t : sends_) {
+    if (t.src_contiguous) {
+      post(t, const_cast<char*>(src + t.segments[0].src_offset * es), true);
+    } else {
+      f.bufs_.emplace_back(new char[std::size_t(t.bytes)]);
+      pack_transfer(t, src, f.bufs_.back().get(), elem_);
+      post(t, f.bufs_.back().get(), true);
+    }
+  }
+  for (const auto& s : self_) copy_segment(s, src, dst, elem_);
+  return f;
+}
+
+void exchange_in_flight::finish() {
+  communicator::wait_all(reqs_);
+  reqs_.clear();
+  for (const auto& [t, bytes] : unpack_) unpack_transfer(*t, bytes, dst_, elem_);
+  unpack_.clear();
+  bufs_.clear();
+}
+
+void exchange_in_flight::finish_noexcept() noexcept {
+  try {
+    if (pending()) finish();
+  } catch (...) {  // an MPI failure here ends like any other (the failure policy)
+  }
+}
+
 void exchange::run_p2p(const communicator& comm, const char* src, char* dst) const {
   const std::int64_t es = std::int64_t(elem_);
   std::vector<MPI_Request> reqs;

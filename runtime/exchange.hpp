@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "communicator.hpp"
@@ -42,6 +43,40 @@ enum class exchange_method {
   allgather,       // destination replicated and every source slab contiguous in it
 };
 
+class exchange;
+
+// A move begun by exchange::begin(): its messages are in flight. finish() waits
+// for them and stores what arrived staged; until then the destination is not
+// complete (and the source must not change). The destructor finishes.
+class exchange_in_flight {
+ public:
+  exchange_in_flight() = default;
+  exchange_in_flight(exchange_in_flight&&) noexcept = default;
+  exchange_in_flight& operator=(exchange_in_flight&& o) noexcept {
+    if (this != &o) {
+      finish_noexcept();
+      reqs_ = std::move(o.reqs_);
+      bufs_ = std::move(o.bufs_);
+      unpack_ = std::move(o.unpack_);
+      dst_ = o.dst_;
+      elem_ = o.elem_;
+    }
+    return *this;
+  }
+  ~exchange_in_flight() { finish_noexcept(); }
+  void finish();
+  bool pending() const { return !reqs_.empty() || !unpack_.empty(); }
+
+ private:
+  friend class exchange;
+  std::vector<MPI_Request> reqs_;
+  std::vector<std::unique_ptr<char[]>> bufs_;  // packed sends and staged receives
+  std::vector<std::pair<const exchange_transfer*, const char*>> unpack_;  // staged receive, its bytes
+  char* dst_ = nullptr;
+  std::size_t elem_ = 1;
+  void finish_noexcept() noexcept;
+};
+
 class exchange {
  public:
   // The schedule of `rank` for moving elements of `elem_size` bytes from `src` to
@@ -69,6 +104,12 @@ class exchange {
   // block down, the host move, the destination block up. The copies are inside
   // the move's failure guard, so a CUDA error on one rank aborts like an MPI one.
   void run(const communicator& comm, const void* src_buf, void* dst_buf, device_kind where) const;
+  // The same move in two halves, so a caller can compute while it travels: in
+  // host memory, point to point, with at most config().staging_bytes to stage,
+  // every message is posted and this rank's own part copied before begin()
+  // returns (the same messages and bytes as run()); otherwise begin() runs the
+  // whole move and the result has nothing left to wait for.
+  exchange_in_flight begin(const communicator& comm, const void* src_buf, void* dst_buf) const;
   // Bytes of this rank's source and destination blocks (what run(gpu) stages).
   std::int64_t source_bytes() const { return src_bytes_; }
   std::int64_t destination_bytes() const { return dst_bytes_; }
