@@ -526,6 +526,25 @@ void run_compaction_coords(const communicator& c, const compaction& p, const boo
   });
 }
 
+selection_distribution::selection_distribution(const compaction& p, int nranks)
+    : shape_{p.total}, nranks_(nranks), outer_(p.outer), counts_(p.counts) {
+  const run_table R(p, nranks);
+  cnt_ = R.cnt;
+  start_ = R.start;
+}
+
+std::vector<piece> selection_distribution::pieces(int rank) const {
+  std::vector<piece> out;
+  std::int64_t off = 0;
+  for (std::int64_t o = 0; o < outer_; ++o) {
+    const std::size_t r = std::size_t(rank * outer_ + o);
+    if (cnt_[r] == 0) continue;
+    out.push_back(piece{box_nd{{start_[r]}, {start_[r] + cnt_[r]}}, off, {1}});
+    off += cnt_[r];
+  }
+  return out;
+}
+
 void scatter_masked(void* dst, const bool* mask, std::int64_t n, std::size_t elem, const void* values) {
   const auto* m = reinterpret_cast<const unsigned char*>(mask);
   char* d = static_cast<char*>(dst);

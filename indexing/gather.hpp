@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "../runtime/communicator.hpp"
+#include "../runtime/exchange.hpp"
 #include "../runtime/layout.hpp"
 
 namespace ember::detail {
@@ -75,6 +76,26 @@ void run_compaction(const communicator& c, const compaction& p, const void* src,
 // starting at global index `offset` along `axis`: argwhere's rows.
 void run_compaction_coords(const communicator& c, const compaction& p, const bool* mask, const index_vec& lshape,
                            int axis, std::int64_t offset, void* dst);
+// The selected positions as a distribution of the 1-D result's index space
+// [0, total): rank q holds its runs, in order, contiguously in its buffer (its
+// counts[q] elements). An exchange from any layout of a 1-D array of `total`
+// values into it gives every rank the values of its own selected elements, in
+// local order (a(mask) = v).
+class selection_distribution final : public distribution {
+ public:
+  selection_distribution(const compaction& p, int nranks);
+  const index_vec& shape() const override { return shape_; }
+  int nranks() const override { return nranks_; }
+  bool replicated() const override { return false; }
+  std::vector<piece> pieces(int rank) const override;
+  std::int64_t local_size(int rank) const override { return counts_[std::size_t(rank)]; }
+
+ private:
+  index_vec shape_;
+  int nranks_;
+  std::int64_t outer_;
+  std::vector<std::int64_t> counts_, cnt_, start_;  // cnt_/start_: [q * outer + o]
+};
 // Local: dst[i] = values[k++] for each i with mask[i] (in order), elem bytes each.
 void scatter_masked(void* dst, const bool* mask, std::int64_t n, std::size_t elem, const void* values);
 

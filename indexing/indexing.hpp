@@ -21,8 +21,8 @@
 //   filters its own block, one allgather shares the counts (per run of the
 //   block when a is split along an axis k > 0, whose blocks interleave in C
 //   order: one count per index of the axes before k), and the selected
-//   elements travel once, straight to their balanced owner. a(mask) = v with
-//   an array v on an array split along k > 0 moves a to split 0 and back.
+//   elements travel once, straight to their balanced owner. a(mask) = v moves
+//   the values once, each to the rank holding its selected element.
 // - take along axis k:
 //     a split along k:   the result is split along k, its rows following the
 //                        index array's distribution (rank r gets the rows of
@@ -309,17 +309,17 @@ class mask_selection {
       detail::scatter_masked(a_.lstorage(), m.lstorage(), la.numel(), sizeof(T), vr.lstorage());
       return;
     }
-    // a split-0 run of rows: a itself, or a moved copy written back afterwards
-    const bool moved = la.split() != 0;
-    dndarray<T, N> w = moved ? a_.moved_to(layout::balanced(la.shape(), 0, c.size())) : a_;
-    auto m = detail::mask_in_layout<N>(mask_, w.layout(), c);
-    const std::int64_t n = w.layout().local_size(r);
-    const auto p = detail::plan_compaction(c, m.lstorage(), n);
+    // every rank's selected elements take the values at their positions in C
+    // order: one exchange from v's layout into the selection's distribution
+    auto m = detail::mask_in_layout<N>(mask_, la, c);
+    const auto rb = detail::rows_of(a_);
+    const std::int64_t n = la.local_size(r);
+    const auto p = rb.plan(c, m.lstorage());
     if (v.numel() != p.total && v.numel() != 1) throw count_error(p.total);
     if (v.numel() == 1 && p.total != 1) return void(*this = ember::item(v, {0}));
-    auto vl = v.moved_to(layout(index_vec{p.total}, 0, p.counts));
-    detail::scatter_masked(w.lstorage(), m.lstorage(), n, sizeof(T), vl.lstorage());
-    if (moved) exchange(w.layout(), la, r, sizeof(T)).run(c, w.lstorage(), a_.lstorage());
+    auto vals = detail::agreed_array<T, 1>(layout(index_vec{p.total}, 0, p.counts), c, "ember: a(mask) = v");
+    exchange(v.layout(), detail::selection_distribution(p, c.size()), r, sizeof(T)).run(c, v.lstorage(), vals.lstorage());
+    detail::scatter_masked(a_.lstorage(), m.lstorage(), n, sizeof(T), vals.lstorage());
   }
 };
 
