@@ -464,6 +464,35 @@ dndarray<T, 1> take(const dndarray<T, N>& a, const dndarray<I, 1>& indices) {
 }
 
 namespace detail {
+template <class X>
+concept array_or_expression = is_dndarray<X>::value || expression<X>;
+// An array as it is, an expression (or a view) evaluated.
+template <class X>
+auto as_array(const X& x) {
+  if constexpr (is_dndarray<X>::value) return x;
+  else return ember::eval(x);
+}
+}  // namespace detail
+
+// take with an expression or a view for the array or the indices: evaluated first.
+template <class A, class X>
+  requires((expression<A> || expression<X>) && detail::array_or_expression<A> && detail::array_or_expression<X>)
+auto take(const A& a, const X& indices, int axis) {
+  return take(detail::as_array(a), detail::as_array(indices), axis);
+}
+template <class A, class X>
+  requires((expression<A> || expression<X>) && detail::array_or_expression<A> && detail::array_or_expression<X>)
+auto take(const A& a, const X& indices) {
+  return take(detail::as_array(a), detail::as_array(indices));
+}
+// a[mask] of an expression or a view: evaluated first.
+template <class A, class M>
+  requires(expression<A> && detail::bool_mask<M>)
+auto masked(const A& a, const M& mask) {
+  return masked(ember::eval(a), mask);
+}
+
+namespace detail {
 // The values of a put aligned with this rank's indices (`first`, `count` of the
 // index array's global order): values[(first + j) % L], as NumPy cycles them.
 template <dtype T, class V>
@@ -530,6 +559,12 @@ void put(const dndarray<T, N>& a, const dndarray<I, 1>& indices, const V& values
   if (bad >= 0) throw index_error(detail::index_message("ember::put", all[std::size_t(bad)], 0, total));
   auto vals = detail::put_values<T>(values, c, layout::balanced(index_vec{m}, std::nullopt, c.size()), 0, m);
   detail::put_local(a.lstorage(), sizeof(T), norm.data(), m, vals.data(), m);
+}
+
+template <dtype T, int N, class X, class V>
+  requires(expression<X> && (scalar_like<V> || array_like<V>))
+void put(const dndarray<T, N>& a, const X& indices, const V& values) {
+  put(a, ember::eval(indices), values);
 }
 
 // a(indices): NumPy's a[indices] along axis 0 (take(a, indices, 0)); assignable:

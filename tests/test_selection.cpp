@@ -305,8 +305,15 @@ TEST_CASE("take along every axis: every split of the array and of the indices, d
           std::vector<std::int32_t> idx32(idx.begin(), idx.end());
           auto i32 = make<std::int32_t, 1>(idx32, {m}, si);
           CHECK(test::all_ranks(test::gathered(ember::take(a, i32, ax)) == want));
+          if (ax == 1) {  // expressions and views for the array and the indices
+            CHECK(test::all_ranks(test::gathered(ember::take(a * 1.0, ia, ax)) == want));
+            CHECK(test::all_ranks(test::gathered(ember::take(a, ia + 0, ax)) == want));
+            CHECK(test::all_ranks(test::gathered(ember::take(a(ember::all), ia * 1, ax)) == want));
+          }
           if (ax == 0) {
             ember::dndarray<double, 3> r0 = a(ia);
+            CHECK(test::all_ranks(test::gathered(r0) == want));
+            r0 = a(ia + 0);
             CHECK(test::all_ranks(test::gathered(r0) == want));
           }
         }
