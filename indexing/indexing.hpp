@@ -4,6 +4,7 @@
 //   ember::dndarray<double, 1> s = a(a > 0.0);
 //   a(mask) = 0.0;                    // a[mask] = 0: in place, one fused pass
 //   a(mask) = v;                      // a[mask] = v: v 1-D with one element per true value
+//   a(mask) += 1.0;                   // += -= *= /=: a scalar or such a v
 //   ember::masked(a, mask)            // the same as a(mask), as a function (also ember::select)
 //   ember::nonzero(mask)              // std::array of N int64 arrays (C order, balanced)
 //   ember::where(mask)                // = nonzero(mask) (ember::where(c, x, y) is the elementwise one)
@@ -265,6 +266,25 @@ class mask_selection {
     assign_values(to_array(v));
     return *this;
   }
+  // a[mask] += v and the like: a scalar in one fused pass (where(mask, a + v, a)),
+  // a 1-D v (one value per true element) through the selection.
+#define EMBER_MASK_COMPOUND(OP)                                               \
+  template <class V>                                                          \
+    requires(scalar_like<V> || array_like<V>)                                 \
+  const mask_selection& operator OP##=(const V& v) const {                    \
+    if constexpr (scalar_like<V>) {                                           \
+      dndarray<T, N> t = a_;                                                  \
+      t = ember::where(mask_, astype<T>(a_ OP T(v)), a_);                     \
+    } else {                                                                  \
+      assign_values(ember::eval(astype<T>(masked(a_, mask_) OP to_array(v)))); \
+    }                                                                         \
+    return *this;                                                             \
+  }
+  EMBER_MASK_COMPOUND(+)
+  EMBER_MASK_COMPOUND(-)
+  EMBER_MASK_COMPOUND(*)
+  EMBER_MASK_COMPOUND(/)
+#undef EMBER_MASK_COMPOUND
   const mask_selection& operator=(const mask_selection& o) const {  // a(m) = b(m2): a setitem
     assign_values(o.eval());
     return *this;

@@ -207,6 +207,21 @@ TEST_CASE("a(mask) = scalar and a(mask) = values write in place at every split",
           CHECK(test::all_ranks(test::gathered(b) == w2));
           CHECK(test::all_ranks(b.layout() == before));
         }
+        // compound assignment through the mask
+        {
+          auto e = make<double, 3>(data, shape, sa);
+          e(m) += 1.5;
+          e(m) *= 2.0;
+          auto w4 = data;
+          for (i64 i = 0; i < n; ++i)
+            if (mv[std::size_t(i)] > 0.5) w4[std::size_t(i)] = (data[std::size_t(i)] + 1.5) * 2.0;
+          CHECK(test::all_ranks(test::gathered(e) == w4));
+          std::vector<double> inc(static_cast<std::size_t>(count), 0.5);
+          e(m) -= make<double, 1>(inc, {count}, 0);
+          for (i64 i = 0; i < n; ++i)
+            if (mv[std::size_t(i)] > 0.5) w4[std::size_t(i)] -= 0.5;
+          CHECK(test::all_ranks(test::gathered(e) == w4));
+        }
         // a(m) = b(m): the selection of another array
         auto c = make<double, 3>(data, shape, sa);
         auto d = ember::full<double>({5, 3, 4}, 2.5, {.split = 0});
