@@ -33,6 +33,7 @@
 #include "../dsl/factories.hpp"
 #include "../dsl/shift.hpp"
 #include "../dsl/view.hpp"
+#include "../indexing/indexing.hpp"
 #include "reshape_layout.hpp"
 
 namespace ember {
@@ -230,6 +231,13 @@ auto squeeze(const A& a, int axis) {
   if (v.base_axis >= 0) s.fixed[std::size_t(v.base_axis)] = v.start;
   s.axes.erase(s.axes.begin() + ax);
   return detail::reselect<N - 1>(a, std::move(s));
+}
+// The same with the result's dimension spelled out (the squeeze<M>(a, axis)).
+template <int M, class A>
+  requires detail::viewable<A>
+auto squeeze(const A& a, int axis) {
+  static_assert(M == detail::view_parts<A>::ndim - 1, "ember::squeeze<M>(a, axis): M must be a's dimension minus one");
+  return squeeze(a, axis);
 }
 // Drops every axis of extent 1; there must be exactly N - M of them.
 template <int M, class A>
@@ -528,6 +536,36 @@ dndarray<T, N> repeat(const dndarray<T, N>& a, std::int64_t repeats, int axis) {
   }
   return r;
 }
+// numpy.repeat with one count per element along `axis` (counts.size() equal to
+// that axis's extent): a distributed take of the index array 0 (c0 times), 1
+// (c1 times), ..., built split over the ranks (each rank writes its part from
+// the counts' prefix sums), so the result is balanced along `axis` when `a` is
+// split there.
+template <dtype T, int N>
+dndarray<T, N> repeat(const dndarray<T, N>& a, const std::vector<std::int64_t>& counts, int axis) {
+  const int ax = detail::normalized_axis(axis, N, "repeat");
+  const std::int64_t n = a.layout().shape()[std::size_t(ax)];
+  if (counts.size() == 1 && n != 1) return repeat(a, counts[0], ax);  // one count broadcasts (NumPy)
+  if (std::int64_t(counts.size()) != n)
+    throw value_error("ember::repeat: operands could not be broadcast together: " + std::to_string(counts.size()) +
+                      " counts for axis " + std::to_string(ax) + " of size " + std::to_string(n));
+  std::vector<std::int64_t> end(counts.size());
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 0) throw value_error("ember::repeat: negative dimensions are not allowed (count " + std::to_string(counts[i]) + ")");
+    end[i] = total += counts[i];
+  }
+  auto idx = detail::agreed_array<std::int64_t, 1>(layout::balanced({total}, 0, a.comm().size()), a.comm(),
+                                                   "ember::repeat", detail::hash_of(index_vec(counts.begin(), counts.end())));
+  const std::int64_t lo = idx.layout().offset(a.comm().rank());
+  for (std::int64_t j = 0; j < idx.lnumel(); ++j)  // the element whose run holds position lo + j
+    idx.lstorage()[j] = std::upper_bound(end.begin(), end.end(), lo + j) - end.begin();
+  return take(a, idx, ax);
+}
+template <dtype T, int N>
+dndarray<T, N> repeat(const dndarray<T, N>& a, std::initializer_list<std::int64_t> counts, int axis) {
+  return repeat(a, std::vector<std::int64_t>(counts), axis);
+}
 // Without an axis: over the flattened array (NumPy).
 template <dtype T, int N>
 dndarray<T, 1> repeat(const dndarray<T, N>& a, std::int64_t repeats) {
@@ -752,11 +790,6 @@ dndarray<T, N> pad(const dndarray<T, N>& a, std::initializer_list<std::pair<std:
     if (o.mode != pad_mode::constant && n == 0 && b + e > 0)
       throw value_error("ember::pad: can't extend the empty axis " + std::to_string(d) + " of shape " +
                         detail::shape_str(shape) + " with a non-constant mode");
-    const std::int64_t most = o.mode == pad_mode::reflect ? n - 1 : o.mode == pad_mode::constant || o.mode == pad_mode::edge ? -1 : n;
-    if (most >= 0 && (b > most || e > most))
-      throw value_error("ember::pad: a pad of (" + std::to_string(b) + ", " + std::to_string(e) + ") along axis " +
-                        std::to_string(d) + " of size " + std::to_string(n) +
-                        " is wider than this mode reaches in one reflection; not supported yet");
     shape[std::size_t(d)] += b + e;
   }
   layout target = replicated_layout(shape, l.nranks());
@@ -788,32 +821,32 @@ dndarray<T, N> pad(const dndarray<T, N>& a, std::initializer_list<std::pair<std:
       return detail::reselect<N>(r, std::move(s));
     };
     auto fill = [&](std::int64_t start, std::int64_t count, std::int64_t from, bool mirrored) {
-      if (count == 0) return;
-      if (!mirrored) {
-        slab(start, count) = ember::eval(slab(from, count));
-      } else {
-        slab(start, count) = ember::flip(ember::eval(slab(from, count)), d);
-      }
+      if (!mirrored) slab(start, count) = ember::eval(slab(from, count));
+      else slab(start, count) = ember::flip(ember::eval(slab(from, count)), d);
     };
-    switch (o.mode) {
-      case pad_mode::edge:
-        if (b) slab(0, b) = ember::eval(slab(b, 1));
-        if (e) slab(b + n, e) = ember::eval(slab(b + n - 1, 1));
-        break;
-      case pad_mode::wrap:
-        fill(0, b, n, false);              // before: the last b of the array
-        fill(b + n, e, b, false);          // after: the first e
-        break;
-      case pad_mode::reflect:
-        fill(0, b, b + 1, true);           // a[b], ..., a[1]
-        fill(b + n, e, b + n - 1 - e, true);  // a[n-2], ..., a[n-1-e]
-        break;
-      case pad_mode::symmetric:
-        fill(0, b, b, true);               // a[b-1], ..., a[0]
-        fill(b + n, e, b + n - e, true);   // a[n-1], ..., a[n-e]
-        break;
-      case pad_mode::constant: break;
+    if (o.mode == pad_mode::edge) {
+      if (b) slab(0, b) = ember::eval(slab(b, 1));
+      if (e) slab(b + n, e) = ember::eval(slab(b + n - 1, 1));
+      continue;
     }
+    // wrap, reflect, symmetric: chunks of at most one period's reach, each from
+    // the part filled already (so a pad wider than the axis repeats, as NumPy's).
+    const std::int64_t reach = o.mode == pad_mode::reflect ? std::max<std::int64_t>(1, n - 1) : n;
+    for (std::int64_t lo = b; lo > 0;) {  // [lo, ...) filled: grow to the left
+      const std::int64_t w = std::min(lo, reach);
+      if (n == 1) fill(lo - w, w, lo, false);  // one element: every mode repeats it
+      else if (o.mode == pad_mode::wrap) fill(lo - w, w, lo - w + n, false);
+      else fill(lo - w, w, o.mode == pad_mode::reflect ? lo + 1 : lo, true);
+      lo -= w;
+    }
+    for (std::int64_t hi = b + n; hi < b + n + e;) {  // [..., hi) filled: grow to the right
+      const std::int64_t w = std::min(b + n + e - hi, reach);
+      if (n == 1) fill(hi, w, hi - 1, false);
+      else if (o.mode == pad_mode::wrap) fill(hi, w, hi - n, false);
+      else fill(hi, w, o.mode == pad_mode::reflect ? hi - 1 - w : hi - w, true);
+      hi += w;
+    }
+
   }
   return r;
 }

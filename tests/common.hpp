@@ -36,4 +36,17 @@ bool bit_equal(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
+// An uneven layout: one index of the split axis moved from rank 0 to rank 1,
+// where rank 0 has one (the layouts the tests run on besides balanced ones).
+template <class T, int N>
+void unbalance(ember::dndarray<T, N>& a) {
+  if (!a.split() || a.comm().size() < 2) return;
+  auto map = a.lshape_map();
+  const auto k = std::size_t(*a.split());
+  if (map[0][k] == 0) return;
+  --map[0][k];
+  ++map[1][k];
+  a.redistribute_(map);
+}
+
 }  // namespace test

@@ -60,15 +60,7 @@ ember::dndarray<double, N> make(const nd& x, ember::split_axis split) {
   std::array<i64, N> s{};
   std::copy(x.shape.begin(), x.shape.end(), s.begin());
   auto a = ember::array(std::span<const double>(x.v), s, {.split = split});
-  if (split && P() > 1) {
-    auto map = a.lshape_map();
-    const auto k = std::size_t(*split);
-    if (map[0][k] > 0) {
-      --map[0][k];
-      ++map[1][k];
-      a.redistribute_(map);
-    }
-  }
+  test::unbalance(a);
   return a;
 }
 template <class A>
@@ -196,6 +188,7 @@ TEST_CASE("expand_dims, squeeze, transpose, moveaxis, swapaxes are views", "[sha
     CHECK(same(got(e), build({4, 1, 1, 5}, [&](const shape_t& i) { return x.at({i[0], i[1], i[3]}); })));
     CHECK(same(got(ember::expand_dims(a, -1)), build({4, 1, 5, 1}, [&](const shape_t& i) { return x.at({i[0], i[1], i[2]}); })));
     CHECK(same(got(ember::squeeze(a, 1)), build({4, 5}, [&](const shape_t& i) { return x.at({i[0], 0, i[1]}); })));
+    CHECK(same(got(ember::squeeze<2>(a, 1)), got(ember::squeeze(a, 1))));
     CHECK(same(got(ember::squeeze<2>(a)), build({4, 5}, [&](const shape_t& i) { return x.at({i[0], 0, i[1]}); })));
     CHECK(same(got(t), build({5, 4, 1}, [&](const shape_t& i) { return x.at({i[1], i[2], i[0]}); })));
     CHECK(same(got(ember::moveaxis(a, 0, -1)), build({1, 5, 4}, [&](const shape_t& i) { return x.at({i[2], i[0], i[1]}); })));
@@ -302,6 +295,16 @@ TEST_CASE("repeat and tile", "[shape][repeat]") {
                  })));
     }
     CHECK(same(got(ember::repeat(a, 2)), build({30}, [&](const shape_t& i) { return x.v[std::size_t(i[0] / 2)]; })));
+    // one count per element (a distributed take): rows 0, 0, 2, 2, 2, 3, 4 ...
+    const std::vector<i64> counts{2, 0, 3, 1, 1};
+    std::vector<i64> src_row;
+    for (i64 r = 0; r < 5; ++r)
+      for (i64 c = 0; c < counts[std::size_t(r)]; ++c) src_row.push_back(r);
+    CHECK(same(got(ember::repeat(a, counts, 0)),
+               build({7, 3}, [&](const shape_t& i) { return x.at({src_row[std::size_t(i[0])], i[1]}); })));
+    CHECK(same(got(ember::repeat(a, {2, 1, 0}, 1)),
+               build({5, 3}, [&](const shape_t& i) { return x.at({i[0], i[1] < 2 ? 0 : 1}); })));
+    CHECK(same(got(ember::repeat(a, {2}, 1)), got(ember::repeat(a, 2, 1))));  // one count broadcasts
     CHECK(same(got(ember::repeat(a, 0, 1)), nd{{5, 0}, {}}));
     CHECK(same(got(ember::tile(a, {2, 3})),
                build({10, 9}, [&](const shape_t& i) { return x.at({i[0] % 5, i[1] % 3}); })));
@@ -363,19 +366,26 @@ TEST_CASE("pad: constant, edge, wrap, reflect, symmetric", "[shape][pad]") {
     switch (m) {
       case ember::pad_mode::edge: return i < 0 ? 0 : n - 1;
       case ember::pad_mode::wrap: return ((i % n) + n) % n;
-      case ember::pad_mode::reflect: return i < 0 ? -i : 2 * (n - 1) - i;
-      case ember::pad_mode::symmetric: return i < 0 ? -i - 1 : 2 * n - 1 - i;
+      case ember::pad_mode::reflect: {  // the even extension, period 2 (n - 1)
+        if (n == 1) return 0;
+        const i64 m = ((i % (2 * (n - 1))) + 2 * (n - 1)) % (2 * (n - 1));
+        return m < n ? m : 2 * (n - 1) - m;
+      }
+      case ember::pad_mode::symmetric: {  // period 2 n
+        const i64 m = ((i % (2 * n)) + 2 * n) % (2 * n);
+        return m < n ? m : 2 * n - 1 - m;
+      }
       default: return -1;
     }
   };
-  const std::array<std::pair<i64, i64>, 2> w{{{2, 1}, {3, 2}}};
+  for (const auto& w : std::vector<std::array<std::pair<i64, i64>, 2>>{{{{2, 1}, {3, 2}}}, {{{7, 12}, {9, 4}}}})
   for (auto sp : splits(2)) {
     auto a = make<2>(x, sp);
     for (auto m : {ember::pad_mode::constant, ember::pad_mode::edge, ember::pad_mode::wrap, ember::pad_mode::reflect,
                    ember::pad_mode::symmetric}) {
       INFO("mode " << int(m) << " split " << ember::detail::axis_str(sp));
       auto r = ember::pad(a, {w[0], w[1]}, {.mode = m, .value = -7.0});
-      CHECK(same(got(r), build({n0 + 3, n1 + 5}, [&](const shape_t& i) {
+      CHECK(same(got(r), build({n0 + w[0].first + w[0].second, n1 + w[1].first + w[1].second}, [&](const shape_t& i) {
                    const i64 s0 = src(m, i[0], w[0].first, n0), s1 = src(m, i[1], w[1].first, n1);
                    if (m == ember::pad_mode::constant && (s0 < 0 || s1 < 0)) return -7.0;
                    return x.at({s0, s1});
@@ -385,8 +395,12 @@ TEST_CASE("pad: constant, edge, wrap, reflect, symmetric", "[shape][pad]") {
                  return i[0] >= 1 && i[0] <= 5 && i[1] >= 1 && i[1] <= 4 ? x.at({i[0] - 1, i[1] - 1}) : 0.0;
                })));
   }
+  // one element along an axis: every mode repeats it
+  auto one = make<2>(values({1, 3}, 2), 0);
+  CHECK(same(got(ember::pad(one, {{2, 3}, {0, 0}}, {.mode = ember::pad_mode::reflect})),
+             build({6, 3}, [&](const shape_t& i) { return values({1, 3}, 2).at({0, i[1]}); })));
   auto a = ember::zeros<double>({5, 4}, {.split = 0});
-  expect_collective_throw<ember::value_error>([&] { (void)ember::pad(a, {{5, 0}}, {.mode = ember::pad_mode::reflect}); },
-                                              {"axis 0", "size 5"});
   expect_collective_throw<ember::value_error>([&] { (void)ember::pad(a, {{-1, 0}}); }, {"negative"});
+  expect_collective_throw<ember::value_error>(
+      [&] { (void)ember::pad(ember::zeros<double>({0, 4}), {{1, 0}}, {.mode = ember::pad_mode::wrap}); }, {"empty axis 0"});
 }

@@ -78,15 +78,7 @@ std::vector<double> values_of(const std::vector<i64>& shape, int seed) {
 template <int N>
 ember::dndarray<double, N> make(const std::vector<double>& data, const std::array<i64, N>& shape, ember::split_axis split) {
   auto a = ember::array(std::span<const double>(data), shape, {.split = split});
-  if (split && W().size() > 1) {
-    auto map = a.lshape_map();
-    const auto k = std::size_t(*split);
-    if (map[0][k] > 0) {
-      --map[0][k];
-      ++map[1][k];
-      a.redistribute_(map);
-    }
-  }
+  test::unbalance(a);
   return a;
 }
 
