@@ -40,9 +40,10 @@ int main(int argc, char** argv) {
   // ---- (2) split 1 -> split 0 ----
   auto a = ember::random::randn<double>({n, n}, {.split = 1});
   const ember::layout src = a.layout(), dst = ember::layout::balanced({m0, m1}, 0, P);
-  const std::int64_t c0 = src.offset(rank), cw = src.extent(rank);
+  const std::int64_t cw = src.extent(rank);
   // baseline: rank q's columns of the A rows that destination rank r holds
-  std::vector<int> scount(std::size_t(P)), sdispl(std::size_t(P)), rcount(std::size_t(P)), rdispl(std::size_t(P));
+  const auto np = static_cast<std::size_t>(P);
+  std::vector<int> scount(np), sdispl(np), rcount(np), rdispl(np);
   for (int r = 0, s = 0, t = 0; r < P; ++r) {
     scount[std::size_t(r)] = int(2 * dst.extent(r) * cw);
     rcount[std::size_t(r)] = int(2 * dst.extent(rank) * src.extent(r));

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
+ninja -C "$build" benchmarks  # not built by default (bench/meson.build)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_foundation" "${2:-4096}" "${3:-7}"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
