@@ -358,7 +358,7 @@ class executor {
     // then wait, then the boundary rows. Along iteration axis 0 only, where a
     // range of its indices is a range of outer rows.
     std::int64_t top = 0, bottom = 0;
-    bool ok = s.from->split() == 0 && sp.ndim >= 2 && sp.ext[0] > 0;
+    bool ok = s.from->split() == 0 && sp.ndim >= 2 && sp.count() > 0;
     for (auto [node, v] : s.bindings) {
       const auto& h = cp_.halos[std::size_t(v)];
       if (!h.have) continue;
