@@ -1,7 +1,8 @@
-// NumPy's basic indexing and shape functions, ported line by line: the program NumPy runs in
-// tests/run_examples_views.sh, on the same .npy input, at any rank count. Every
-// result is saved and NumPy compares it with its own, bit for bit (the same
-// operations in the same order on every element).
+// NumPy's basic indexing and shape functions, ported line by line: the NumPy
+// program at the end of this file runs the same operations on the same .npy
+// input (tests/run_examples_numpy.sh, at 1-4 ranks). Every result is saved and
+// NumPy compares it with its own, bit for bit (the same operations in the same
+// order on every element).
 //
 //   x = np.load(in)                         # split by rows over the ranks
 //   a = x[2:-1:3, ::-2]
@@ -17,6 +18,7 @@
 //   l = np.tril(x, -1); d = np.diagonal(x, 1); e = np.repeat(x, 2, axis=0); t = np.tile(x, (2, 1))
 //
 //   mpirun -n 3 build/examples/views_numpy in.npy out_dir
+//   (tests/run_examples_numpy.sh runs it and the NumPy check at the end of this file)
 #include <cstdio>
 #include <string>
 
@@ -75,3 +77,27 @@ int main(int argc, char** argv) {
                 static_cast<long long>(x.shape()[1]), ember::world().size());
   return 0;
 }
+
+// CHECK (NumPy, run on the same input; exits non-zero on the first difference)
+// import numpy as np, sys
+// x = np.load(sys.argv[1]); d = sys.argv[2]
+// def same(name, want):
+//     got = np.load(f"{d}/{name}.npy")
+//     assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
+//     assert got.tobytes() == np.ascontiguousarray(want).tobytes(), f"{name} differs"
+// same("a", x[2:-1:3, ::-2])
+// same("s", x[1:-1, 1:-1] + 0.25 * (x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] - 4 * x[1:-1, 1:-1]))
+// same("c", x[::2, 1] + 1)
+// y = x.copy(); y[0, :] = 0; y[1:-1, 3] = x[1:-1, 2] * 2; y[-1] = x[0]
+// same("y", y)
+// same("r", x[::-2, 1:4] * 2)
+// same("m", x.reshape(x.shape[1], -1))
+// same("v", np.ravel(x.T))
+// same("j", np.concatenate([x, x[::-1]], axis=1))
+// same("k", np.stack([x, 2 * x], axis=2))
+// same("p", np.pad(x, ((1, 2), (0, 3)), mode="reflect"))
+// same("l", np.tril(x, -1))
+// same("d", np.diagonal(x, 1))
+// same("e", np.repeat(x, 2, axis=0))
+// same("t", np.tile(x, (2, 1)))
+// print("numpy check ok")
