@@ -12,6 +12,9 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_views" 4096 20
 # a(mask) of 2^25 doubles and take of 2^22 random indices vs hand-written MPI
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_selection" 25 22
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_reshape" 4096
+# a whole user program against NumPy in the same run (issue 15): 1 and 2 ranks
+mpirun -n 1 "$build/bench/bench_programs"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_programs"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
