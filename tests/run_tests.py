@@ -105,8 +105,11 @@ def run_binary(tally, tmp, label, exe, b, p, timeout, extra_env=None, mpirun_arg
     np_pass = sum(1 for v in cases.values() if v is None)
     np_fail = len(cases) - np_pass
     where = f"[{label}] {b} @ {p} ranks"
+    # A job that ended abnormally: its output (a sanitizer report or an abort on
+    # another rank) goes with the failing cases, so a rare failure can be read.
+    tail = ("\n    job output (exit code %d):\n" % proc.returncode + proc.stdout[-3000:]) if proc.returncode != 0 else ""
     for name, text in cases.items():
-        tally.add(text is None, f"{where}: {name}\n    {(text or '')[:2000]}")
+        tally.add(text is None, f"{where}: {name}\n    {(text or '')[:2000]}{tail if text is not None else ''}")
     if proc.returncode != 0 and np_fail == 0:
         why = "timed out (hang?)" if proc.returncode in (124, 137) else f"exit code {proc.returncode}"
         tally.add(False, f"{where}: job {why}; missing reports from ranks {missing}\n" + proc.stdout[-3000:])
