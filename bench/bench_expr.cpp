@@ -101,6 +101,23 @@ int main(int argc, char** argv) {
                       " s, |diff| " + std::to_string(std::abs(s_ember - s_hand)));
   }
 
+  // ---- std(a, 0) against mean(a, 0) on a 4096 x 4096 split-0 matrix (issue 15):
+  // the planner computes the mean once (one pass, one allreduce) and then the
+  // squared deviations (a second pass, a second allreduce); also reported: how
+  // many passes over A the plan makes.
+  {
+    auto A = ember::random::randn<double>({4096, 4096}, {.split = 0});
+    ember::dndarray<double, 1> mu = ember::mean(A, 0), sd = ember::std(A, 0);  // planned once
+    const double t_mean = bench::time_collective(comm, reps, [&] { mu = ember::mean(A, 0); });
+    const double t_std = bench::time_collective(comm, reps, [&] { sd = ember::std(A, 0); });
+    int sums = 0;
+    for (const auto& st : ember::explain(ember::std(A, 0)).steps)
+      sums += st.kind == ember::planner::step_kind::fused_kernel && st.text.rfind("sum(", 0) == 0;
+    bench::report(rank, "std(A, 0) / mean(A, 0), 4096^2 split 0", t_std / t_mean, "<=", 1.3,
+                  "std " + std::to_string(t_std) + " s, mean " + std::to_string(t_mean) + " s, " +
+                      std::to_string(sums) + " passes over A");
+  }
+
   // ---- per-evaluation overhead: a 10-op expression over 1000 elements ----
   {
     auto x = ember::random::randn<double>({1000}, {.split = 0});

@@ -78,6 +78,10 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   f.add(std::uint64_t(config().staging_bytes));
   f.add(std::bit_cast<std::uint64_t>(planner::cost_model().alpha));
   f.add(std::bit_cast<std::uint64_t>(planner::cost_model().beta));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().gamma));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().mu));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().kappa));
+  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().memory_limit));
   if (target) f.add(*target);
   else f.add(0x7a);
   static std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<cached_plan>, fingerprint_hash>

@@ -4,6 +4,7 @@
 //   ember::sum(a, ember::all_axes)     the same as a lazy 0-d expression (for explain)
 //   ember::sum(a, 1)                   lazy, rank N-1
 //   ember::sum(a, 1, {.keepdims = true}), ember::sum(a, {0, 2})
+//   ember::mean/var/std(a, ember::all_axes[, {.keepdims, .ddof}])  likewise
 //                                      lazy; their rank is known at run time, so
 //                                      they convert to a dndarray of that rank
 //
@@ -130,6 +131,16 @@ auto mean(const A& a) {
   return F(double(sum<A, Code>(a)) / n);
 }
 template <array_like A>
+auto mean(const A& a, all_axes_t) {  // a lazy 0-d mean (for explain, or to fuse into more work)
+  auto s = sum(a, all_axes);
+  return s / detail::reduced_count(s);
+}
+template <array_like A>
+auto mean(const A& a, all_axes_t, const reduce_options& o) {  // keepdims: rank N (known at run time)
+  auto s = detail::make_reduction<op::sum, detail::rank_of<A>, false>(a, detail::every_axis(a), o.keepdims);
+  return s / detail::reduced_count(s);
+}
+template <array_like A>
 auto mean(const A& a, int axis) {
   auto s = sum(a, axis);
   return s / detail::reduced_count(s);
@@ -146,7 +157,9 @@ auto mean(const A& a, std::initializer_list<int> axes, const reduce_options& o =
 }
 
 namespace detail {
-// Two-pass variance: mean((a - mean(a, axes, keepdims))^2) with N - ddof.
+// Two-pass variance: mean((a - mean(a, axes, keepdims))^2) with N - ddof. The
+// tree holds the mean twice (d * d); the planner computes it once (common
+// subexpressions): one pass for the mean, one for the squared deviations.
 template <int R, bool Exact, class A>
 auto variance(const A& a, std::vector<int> axes, bool keepdims, std::int64_t ddof) {
   constexpr int N = rank_of<A>;
@@ -165,6 +178,14 @@ auto var(const A& a, const reduce_options& o = {}) {
   return F(detail::evaluate_scalar<Code>(v));
 }
 template <array_like A>
+auto var(const A& a, all_axes_t) {
+  return detail::variance<0, true>(a, detail::every_axis(a), false, 0);
+}
+template <array_like A>
+auto var(const A& a, all_axes_t, const reduce_options& o) {
+  return detail::variance<detail::rank_of<A>, false>(a, detail::every_axis(a), o.keepdims, o.ddof);
+}
+template <array_like A>
 auto var(const A& a, int axis) {
   constexpr int N = detail::rank_of<A>;
   return detail::variance<(N > 0 ? N - 1 : 0), true>(a, {axis}, false, 0);
@@ -181,6 +202,14 @@ template <array_like A>
 auto std(const A& a, const reduce_options& o = {}) {
   using std::sqrt;
   return sqrt(var(a, o));
+}
+template <array_like A>
+auto std(const A& a, all_axes_t) {
+  return sqrt(var(a, all_axes));
+}
+template <array_like A>
+auto std(const A& a, all_axes_t, const reduce_options& o) {
+  return sqrt(var(a, all_axes, o));
 }
 template <array_like A>
 auto std(const A& a, int axis) {

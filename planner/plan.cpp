@@ -40,6 +40,7 @@ cost_params& cost_model() {
     env_number("EMBER_ALPHA", c.alpha, false);
     env_number("EMBER_BETA", c.beta, false);
     env_number("EMBER_GAMMA", c.gamma, false);
+    env_number("EMBER_KAPPA", c.kappa, false);
     env_number("EMBER_MEMORY_LIMIT", c.memory_limit, false);
     env_number("EMBER_PCIE_ALPHA", c.pcie_alpha, false);
     env_number("EMBER_PCIE_BETA", c.pcie_beta, false);
@@ -119,6 +120,27 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 }
 std::uint64_t layout_hash(const layout& l) { return l.hash(); }
 
+// Two layouts of one shape whose block on every rank is the same box of the
+// array (every layout at one rank; an array held by one rank): the same bytes in
+// the same order, so a value in one is a value in the other and "moving" it is a
+// rename. An empty block is the same as any other empty block.
+bool same_blocks(const layout& a, const layout& b) {
+  if (a == b) return true;
+  if (a.shape() != b.shape() || a.nranks() != b.nranks()) return false;
+  auto range = [](const layout& l, int d, int r) {
+    return l.split() && *l.split() == d ? std::pair(l.offset(r), l.offset(r) + l.extent(r))
+                                        : std::pair(std::int64_t(0), l.shape()[std::size_t(d)]);
+  };
+  for (int r = 0; r < a.nranks(); ++r) {
+    const std::int64_t na = a.local_size(r), nb = b.local_size(r);
+    if (na == 0 && nb == 0) continue;
+    if (na != nb) return false;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (range(a, d, r) != range(b, d, r)) return false;
+  }
+  return true;
+}
+
 struct candidate {
   layout iter;
   layout out;
@@ -127,6 +149,7 @@ struct candidate {
   std::vector<int> child_choice{};  // per boundary: chosen candidate of a child group (-1 for leaves)
   // operations (matmul, transpose): the layout each operand must have, the product
   std::vector<layout> need{};
+  std::vector<int> operands{};  // the nodes read, when not the operation's arguments (a lazy transpose's operand)
   std::optional<matmul_problem> product{};
   std::int64_t memory = 0;
 };
@@ -148,6 +171,7 @@ class planner_impl {
 
   plan run(const std::optional<layout>& target) {
     if (g_.nodes.empty()) throw value_error("ember::planner: empty expression");
+    find_common_subexpressions();
     const int root_group = build_group(0);
     solve(root_group);
     // choose the root candidate (plus the final move to a fixed target)
@@ -191,10 +215,35 @@ class planner_impl {
   std::map<int, int> group_of_;
   std::map<std::tuple<std::uint64_t, std::uint64_t, std::int64_t>, double> move_cost_memo_;
   std::map<std::pair<int, std::uint64_t>, int> moved_leaf_;  // (alias, target hash) -> value
+  std::vector<int> canon_;                       // per node: its class of nodes computing the same value
+  std::map<int, int> class_group_;               // class -> the group that computes it
+  std::map<std::pair<int, int>, int> emitted_;   // (group, candidate) -> its value: emitted once
+  std::map<std::pair<int, std::uint64_t>, int> moved_value_;  // (value, target hash) -> moved value
 
   const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
   bool is_op(int i) const { return node(i).kind == node_kind::matmul || node(i).kind == node_kind::transpose; }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
+
+  // Common subexpressions: two nodes with the same operation over the same
+  // canonical arguments (leaves: the same storage and view) compute the same
+  // value. The reduction, product or transpose of the first such node is one
+  // group that every copy reads (var's mean, computed once). Pre-order puts a
+  // node's arguments after it, so this runs from the back.
+  void find_common_subexpressions() {
+    const int n = int(g_.nodes.size());
+    canon_.assign(std::size_t(n), -1);
+    std::map<std::string, int> seen;
+    for (int i = n - 1; i >= 0; --i) {  // arguments first
+      const ir_node& x = node(i);
+      std::string key = std::to_string(int(x.kind)) + '|' + x.op + '|' + std::to_string(x.dtype) + '|' +
+                        std::to_string(x.elem) + '|' + detail::shape_str(x.shape) + '|' + detail::shape_str(x.axes) +
+                        (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|';
+      if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
+      else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
+      for (int a : x.args) key += std::to_string(canon_[std::size_t(a)]) + ',';
+      canon_[std::size_t(i)] = seen.emplace(std::move(key), i).first->second;
+    }
+  }
 
   int build_group(int root) {
     const int gi = int(groups_.size());
@@ -225,10 +274,13 @@ class planner_impl {
       case node_kind::leaf: bounds.push_back(i); return;
       case node_kind::reduce:
       case node_kind::matmul:
-      case node_kind::transpose:
+      case node_kind::transpose: {
         bounds.push_back(i);
-        group_of_[i] = build_group(i);
+        const int cls = canon_.empty() ? i : canon_[std::size_t(i)];
+        auto it = class_group_.find(cls);
+        group_of_[i] = it != class_group_.end() ? it->second : (class_group_[cls] = build_group(i));
         return;
+      }
       case node_kind::elementwise:
         for (int a : n.args) walk(a, bounds);
         return;
@@ -240,18 +292,27 @@ class planner_impl {
     auto key = std::make_tuple(layout_hash(a), layout_hash(b), elem);
     auto it = move_cost_memo_.find(key);
     if (it != move_cost_memo_.end()) return it->second;
+    if (same_blocks(a, b)) return move_cost_memo_[key] = 0;  // a rename
     const auto t = move_traffic(a, b, elem);
-    const double c = cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+    const double c = cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes) +
+                     cm_.kappa * double(max_block_bytes(b, elem));
     move_cost_memo_.emplace(key, c);
     return c;
   }
 
+  // The largest block of `l` (bytes): what the busiest rank writes when it fills one.
+  static std::int64_t max_block_bytes(const layout& l, std::int64_t elem) {
+    std::int64_t mx = 0;
+    for (int r = 0; r < l.nranks(); ++r) mx = std::max(mx, l.local_size(r));
+    return mx * elem;
+  }
   // A leaf's move to `need`; a reversed view's is priced on where its elements are.
   double leaf_cost(int b, const layout& need) {
     const ir_node& n = node(b);
     if (!n.source) return move_cost(*n.lay, need, n.elem);
     const auto t = distribution_traffic(*n.source, need, n.elem);
-    return cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+    return cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes) +
+           cm_.kappa * double(max_block_bytes(need, n.elem));
   }
 
   const index_vec& iter_shape(const group& G) const { return node(G.region).shape; }
@@ -451,7 +512,7 @@ class planner_impl {
       for (const layout& l : haves(a)) {
         candidate cd{transposed(l, n.shape), transposed(l, n.shape)};
         const auto [c, ch] = operand_cost(a, l);
-        cd.cost = c;
+        cd.cost = c + cm_.kappa * double(max_block_bytes(cd.out, n.elem));  // a physical transpose copies
         cd.input_cost = c;
         cd.child_choice = {ch};
         cd.need = {l};
@@ -488,9 +549,15 @@ class planner_impl {
       if (shape.empty() || *l2.split() != vec_axis) return std::nullopt;
       return l2.with_shape(shape, 0);
     };
-    std::vector<layout> va, vb;
-    for (const auto& l : haves(ia)) va.push_back(view(l, A2, a_axis));
-    for (const auto& l : haves(ib)) vb.push_back(view(l, B2, b_axis));
+    // A 2-D transpose of a 2-D operand that only this product needs stays lazy:
+    // the product reads the transpose's operand with a BLAS transpose flag. The
+    // lazy operand's node (or -1).
+    auto lazy_transpose = [&](int x) {
+      const ir_node& t = node(x);
+      return t.kind == node_kind::transpose && t.shape.size() == 2 && node(t.args.at(0)).shape.size() == 2
+                 ? t.args[0] : -1;
+    };
+    const int ta_src = lazy_transpose(ia), tb_src = lazy_transpose(ib);
     auto split_set = [&](const std::vector<layout>& have, const index_vec& shape2, int axis) {
       std::vector<layout> out;
       for (const auto& l : have)
@@ -499,68 +566,90 @@ class planner_impl {
       if (std::find(out.begin(), out.end(), bal) == out.end()) out.push_back(bal);
       return out;
     };
-    const auto A0 = split_set(va, A2, 0), A1 = split_set(va, A2, 1);
-    const auto B0 = split_set(vb, B2, 0), B1 = split_set(vb, B2, 1);
     const layout Arep = replicated_layout(A2, P), Brep = replicated_layout(B2, P), Crep = replicated_layout(C2, P);
 
     std::vector<candidate> cands;
-    auto consider = [&](matmul_algorithm alg, const layout& la, const layout& lb, const layout& lc) {
-      const auto na = unview(la, sa, a_axis), nb = unview(lb, sb, b_axis), nc = unview(lc, n.shape, c_axis);
-      if (!na || !nb || !nc) return;
-      matmul_problem pr{alg, la, lb, lc, n.elem};
-      try {
-        validate(pr);
-      } catch (const error&) {
-        return;
-      }
-      const auto [ca, cha] = operand_cost(ia, *na);
-      const auto [cb, chb] = operand_cost(ib, *nb);
-      traffic mx;
-      for (const auto& t : matmul_traffic_all(pr, true)) {
-        mx.bytes = std::max(mx.bytes, t.bytes);
-        mx.messages = std::max(mx.messages, t.messages);
-      }
-      double mem = double(matmul_workspace(pr));
-      if (!la.split() && ca > 0) mem += double(m * k * n.elem);  // an operand replicated for this product
-      if (!lb.split() && cb > 0) mem += double(k * nn * n.elem);
-      candidate cd{*nc, *nc};
-      cd.input_cost = ca + cb;
-      cd.cost = ca + cb + cm_.alpha * double(mx.messages) + cm_.beta * double(mx.bytes) +
-                cm_.gamma * matmul_flops(pr) + cm_.mu * mem;
-      cd.child_choice = {cha, chb};
-      cd.need = {*na, *nb};
-      cd.product = pr;
-      cd.memory = std::int64_t(mem);
-      cands.push_back(std::move(cd));
-    };
-    using A = matmul_algorithm;
-    for (const auto& la : A0) consider(A::local, la, Brep, la.with_shape(C2, 0));
-    for (const auto& lb : B1) consider(A::local, Arep, lb, lb.with_shape(C2, 1));
-    consider(A::local, Arep, Brep, Crep);
-    if (P > 1) {
-      for (const auto& la : A0) {
-        for (const auto& lb : B0) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
-        for (const auto& lb : B1) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
-      }
-      for (const auto& lb : B1) {
-        for (const auto& la : A0) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
-        for (const auto& la : A1) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
-      }
-      // partial products over matching k ranges
-      std::vector<std::pair<layout, layout>> pairs;
-      for (const auto& la : A1) pairs.emplace_back(la, la.with_shape(B2, 0));
-      for (const auto& lb : B0) pairs.emplace_back(lb.with_shape(A2, 1), lb);
-      for (const auto& [la, lb] : pairs) {
-        consider(A::reduce_scatter, la, lb, layout::balanced(C2, 0, P));
-        consider(A::allreduce, la, lb, Crep);
-      }
-      // ScaLAPACK from wherever the operands are
-      if ((n.dtype == 4 || n.dtype == 5) && m > 0 && k > 0 && nn > 0)
-        for (const auto& la : va)
-          for (const auto& lb : vb) {
-            consider(A::summa, la, lb, layout::balanced(C2, c_axis, P));
-            if (n.shape.size() == 2) consider(A::summa, la, lb, layout::balanced(C2, 1, P));
+    for (const bool ta : {false, true}) {
+      if (ta && ta_src < 0) continue;
+      for (const bool tb : {false, true}) {
+        if (tb && tb_src < 0) continue;
+        const bool lazy = ta || tb;
+        // the matrix views of the layouts the operands have (or their groups produce)
+        std::vector<layout> va, vb;
+        if (ta)
+          for (const auto& l : haves(ta_src)) va.push_back(transposed(l, A2));
+        else
+          for (const auto& l : haves(ia)) va.push_back(view(l, A2, a_axis));
+        if (tb)
+          for (const auto& l : haves(tb_src)) vb.push_back(transposed(l, B2));
+        else
+          for (const auto& l : haves(ib)) vb.push_back(view(l, B2, b_axis));
+        const auto A0 = split_set(va, A2, 0), A1 = split_set(va, A2, 1);
+        const auto B0 = split_set(vb, B2, 0), B1 = split_set(vb, B2, 1);
+        auto consider = [&](matmul_algorithm alg, const layout& la, const layout& lb, const layout& lc) {
+          const int xa = ta ? ta_src : ia, xb = tb ? tb_src : ib;  // the nodes read
+          const auto na = ta ? std::optional<layout>(transposed(la, node(ta_src).shape)) : unview(la, sa, a_axis);
+          const auto nb = tb ? std::optional<layout>(transposed(lb, node(tb_src).shape)) : unview(lb, sb, b_axis);
+          const auto nc = unview(lc, n.shape, c_axis);
+          if (!na || !nb || !nc) return;
+          matmul_problem pr{alg, la, lb, lc, n.elem, ta, tb};
+          try {
+            validate(pr);
+          } catch (const error&) {
+            return;
           }
+          const auto [ca, cha] = operand_cost(xa, *na);
+          const auto [cb, chb] = operand_cost(xb, *nb);
+          traffic mx;
+          for (const auto& t : matmul_traffic_all(pr, true)) {
+            mx.bytes = std::max(mx.bytes, t.bytes);
+            mx.messages = std::max(mx.messages, t.messages);
+          }
+          double mem = double(matmul_workspace(pr));
+          if (!la.split() && ca > 0) mem += double(m * k * n.elem);  // an operand replicated for this product
+          if (!lb.split() && cb > 0) mem += double(k * nn * n.elem);
+          candidate cd{*nc, *nc};
+          cd.input_cost = ca + cb;
+          cd.cost = ca + cb + cm_.alpha * double(mx.messages) + cm_.beta * double(mx.bytes) +
+                    cm_.gamma * matmul_flops(pr) + cm_.mu * mem;
+          cd.child_choice = {cha, chb};
+          cd.need = {*na, *nb};
+          cd.operands = {xa, xb};
+          cd.product = pr;
+          cd.memory = std::int64_t(mem);
+          cands.push_back(std::move(cd));
+        };
+        using A = matmul_algorithm;
+        for (const auto& la : A0) consider(A::local, la, Brep, la.with_shape(C2, 0));
+        for (const auto& lb : B1) consider(A::local, Arep, lb, lb.with_shape(C2, 1));
+        consider(A::local, Arep, Brep, Crep);
+        // partial products over matching k ranges (at one rank too: a split-1 A
+        // is then the same block as a replicated one, and nothing is reduced)
+        std::vector<std::pair<layout, layout>> pairs;
+        for (const auto& la : A1) pairs.emplace_back(la, la.with_shape(B2, 0));
+        for (const auto& lb : B0) pairs.emplace_back(lb.with_shape(A2, 1), lb);
+        for (const auto& [la, lb] : pairs) {
+          if (P > 1) consider(A::reduce_scatter, la, lb, layout::balanced(C2, 0, P));
+          consider(A::allreduce, la, lb, Crep);
+        }
+        if (P > 1 && !lazy) {
+          for (const auto& la : A0) {
+            for (const auto& lb : B0) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
+            for (const auto& lb : B1) consider(A::ring_b, la, lb, la.with_shape(C2, 0));
+          }
+          for (const auto& lb : B1) {
+            for (const auto& la : A0) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
+            for (const auto& la : A1) consider(A::ring_a, la, lb, lb.with_shape(C2, 1));
+          }
+          // ScaLAPACK from wherever the operands are
+          if ((n.dtype == 4 || n.dtype == 5) && m > 0 && k > 0 && nn > 0)
+            for (const auto& la : va)
+              for (const auto& lb : vb) {
+                consider(A::summa, la, lb, layout::balanced(C2, c_axis, P));
+                if (n.shape.size() == 2) consider(A::summa, la, lb, layout::balanced(C2, 1, P));
+              }
+        }
+      }
     }
     if (cands.empty()) throw value_error("ember::planner: no matmul algorithm applies to shapes " +
                                          detail::shape_str(sa) + " and " + detail::shape_str(sb));
@@ -588,7 +677,7 @@ class planner_impl {
     int v;
     if (node(b).kind == node_kind::leaf) {
       v = p.leaf_value[std::size_t(b)];
-      if (!(p.values[std::size_t(v)] == need) || node(b).source) {  // a reversed view always moves
+      if (!same_blocks(p.values[std::size_t(v)], need) || node(b).source) {  // a reversed view always moves
         const bool halo = kernel_input && !node(b).source && can_halo(p.values[std::size_t(v)], need);
         auto key = std::make_pair(leaf_key(b), layout_hash(need) ^ (halo ? 0x9a10ull : 0));
         auto it = moved_leaf_.find(key);
@@ -598,7 +687,13 @@ class planner_impl {
       return v;
     }
     v = emit(p, group_of_.at(b), choice);
-    if (!(p.values[std::size_t(v)] == need)) v = emit_move(p, b, v, need);
+    if (!same_blocks(p.values[std::size_t(v)], need)) {
+      // a common subexpression read twice in one layout moves once
+      auto key = std::make_pair(v, layout_hash(need));
+      auto it = moved_value_.find(key);
+      if (it != moved_value_.end() && p.values[std::size_t(it->second)] == need) v = it->second;
+      else v = moved_value_[key] = emit_move(p, b, v, need);
+    }
     return v;
   }
 
@@ -611,8 +706,9 @@ class planner_impl {
     s.node = G.root;
     std::string args;
     for (std::size_t i = 0; i < n.args.size(); ++i) {
-      const int v = operand_value(p, n.args[i], c.child_choice[i], c.need[i]);
-      s.bindings.emplace_back(n.args[i], v);
+      const int x = c.operands.empty() ? n.args[i] : c.operands[i];
+      const int v = operand_value(p, x, c.child_choice[i], c.need[i]);
+      s.bindings.emplace_back(x, v);
       args += (i ? ", " : "") + text(n.args[i]);
     }
     s.to = c.out;
@@ -641,6 +737,12 @@ class planner_impl {
   }
 
   int emit(plan& p, int gi, int ci) {
+    if (auto it = emitted_.find({gi, ci}); it != emitted_.end()) return it->second;  // a common subexpression
+    const int v = emit_group(p, gi, ci);
+    emitted_[{gi, ci}] = v;
+    return v;
+  }
+  int emit_group(plan& p, int gi, int ci) {
     const group& G = groups_[std::size_t(gi)];
     if (G.is_op) return emit_op(p, gi, ci);
     const candidate& c = G.cands[std::size_t(ci)];
@@ -663,7 +765,7 @@ class planner_impl {
     k.output = new_value(p, G.root, c.out);
     const int out = k.output;
     p.steps.push_back(std::move(k));
-    if (G.is_reduce && c.iter.split()) {
+    if (G.is_reduce && c.iter.split() && (g_.nranks > 1 || node(G.root).index_result)) {  // one rank: nothing to combine
       const auto& rn = node(G.root);
       if (std::find(rn.axes.begin(), rn.axes.end(), *c.iter.split()) != rn.axes.end()) {
         step a;

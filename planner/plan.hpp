@@ -26,7 +26,11 @@ namespace ember::planner {
 // byte of extra memory an algorithm allocates (first touch), so that of two
 // algorithms moving the same bytes the one holding less wins; memory_limit:
 // bytes per rank an algorithm may add (0: no limit; EMBER_MEMORY_LIMIT).
-// pcie_alpha, pcie_beta: seconds per host<->device copy and per byte copied
+// kappa: seconds per byte a rank writes locally when it copies (every byte of a
+// move's destination block, a physical transpose's output), so that a move which
+// sends nothing still costs (at one rank every move is such a copy) and loses to
+// a plan without it (EMBER_KAPPA; `bench_costmodel` measures it next to alpha and
+// beta). pcie_alpha, pcie_beta: seconds per host<->device copy and per byte copied
 // (defaults: 10 us, 25 GB/s, a PCIe 4/5 x16 link with pinned buffers;
 // EMBER_PCIE_ALPHA / EMBER_PCIE_BETA).
 struct cost_params {
@@ -34,6 +38,7 @@ struct cost_params {
   double beta = 1.7e-10;
   double gamma = 1e-10;
   double mu = 5e-11;
+  double kappa = 1e-10;
   double memory_limit = 0;
   double pcie_alpha = 1e-5;
   double pcie_beta = 4e-11;

@@ -14,6 +14,8 @@ extern "C" {
                 const T*, const int*, const T*, T*, const int*);                                                    \
   void p##syrk_(const char*, const char*, const int*, const int*, const T*, const T*, const int*, const T*, T*,     \
                 const int*);                                                                                       \
+  void p##gemv_(const char*, const int*, const int*, const T*, const T*, const int*, const T*, const int*, const T*, \
+                T*, const int*);                                                                                   \
   void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);                                 \
   void p##orgqr_(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*);              \
   void p##ormqr_(const char*, const char*, const int*, const int*, const int*, const T*, const int*, const T*, T*,  \
@@ -51,6 +53,15 @@ using detail::work_size;
     const int la = to_int(std::max<std::int64_t>(lda, 1), #p "gemm"), lb = to_int(std::max<std::int64_t>(ldb, 1), #p "gemm"), \
               lc = to_int(std::max<std::int64_t>(ldc, 1), #p "gemm");                                             \
     p##gemm_(&ca, &cb, &M, &N, &K, &alpha, a, &la, b, &lb, &beta, c, &lc);                                         \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void gemv<T>(bool tr, std::int64_t m, std::int64_t n, T alpha, const T* a, std::int64_t lda, const T* x,         \
+               std::int64_t incx, T beta, T* y, std::int64_t incy) {                                              \
+    if (m == 0 || n == 0) return;                                                                                  \
+    const char ct = tr ? 'T' : 'N';                                                                                \
+    const int M = to_int(m, #p "gemv"), N = to_int(n, #p "gemv"), la = to_int(std::max<std::int64_t>(lda, 1), #p "gemv"); \
+    const int ix = to_int(incx, #p "gemv"), iy = to_int(incy, #p "gemv");                                          \
+    p##gemv_(&ct, &M, &N, &alpha, a, &la, x, &ix, &beta, y, &iy);                                                  \
   }                                                                                                                \
   template <>                                                                                                      \
   void syrk<T>(char uplo, bool tr, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, T beta,  \

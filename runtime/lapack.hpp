@@ -13,6 +13,10 @@ namespace ember::lapack {
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+// y = alpha op(A) x + beta y; A is m x n (column-major, lda), op(A) = A^T when trans.
+template <class T>
+void gemv(bool trans, std::int64_t m, std::int64_t n, T alpha, const T* a, std::int64_t lda, const T* x,
+          std::int64_t incx, T beta, T* y, std::int64_t incy);
 // C = alpha op(A) op(A)^T + beta C, only the `uplo` ('U' or 'L') triangle of the
 // n x n C; op(A) is n x k (trans: A is stored k x n).
 template <class T>

@@ -111,6 +111,9 @@ void validate(const matmul_problem& p) {
   const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   if (b.shape()[0] != k || c.shape()[0] != m || c.shape()[1] != n) bad(p, "the shapes do not chain");
   if (a.nranks() != b.nranks() || a.nranks() != c.nranks()) bad(p, "the layouts span different rank counts");
+  if ((p.trans_a || p.trans_b) && p.alg != matmul_algorithm::local && p.alg != matmul_algorithm::reduce_scatter &&
+      p.alg != matmul_algorithm::allreduce)
+    bad(p, "only the local, reduce_scatter and allreduce algorithms read a transposed operand in place");
   switch (p.alg) {
     case matmul_algorithm::local: {
       if (a.split() && !is_split(a, 0)) bad(p, "A must be split along rows or replicated");
@@ -277,8 +280,8 @@ std::int64_t matmul_workspace(const matmul_problem& p) {
 
 // ---------------------------------------------------------------------------
 template <class T>
-void local_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
-                std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+void local_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
+                const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     if (k == 0) {
@@ -286,19 +289,36 @@ void local_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std:
         for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
       return;
     }
-    // row-major C = A B is column-major C^T = B^T A^T
-    lapack::gemm<T>(false, false, n, m, k, T(1), b, ldb, a, lda, beta, c, ldc);
+    // A row-major buffer is the column-major matrix of its transpose.
+    if (n == 1) {  // c[i * ldc] = sum_l A(i, l) B(l, 0): A is a[i * lda + l], or a[l * lda + i] stored transposed
+      lapack::gemv<T>(!ta, ta ? m : k, ta ? k : m, T(1), a, lda, b, tb ? 1 : ldb, beta, c, ldc);
+      return;
+    }
+    if (m == 1) {  // c[j] = sum_l A(0, l) B(l, j)
+      lapack::gemv<T>(tb, tb ? k : n, tb ? n : k, T(1), b, ldb, a, ta ? lda : 1, beta, c, 1);
+      return;
+    }
+    // row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T
+    lapack::gemm<T>(tb, ta, n, m, k, T(1), b, ldb, a, lda, beta, c, ldc);
   } else {
     for (std::int64_t i = 0; i < m; ++i) {
       T* ci = c + i * ldc;
       for (std::int64_t j = 0; j < n; ++j) ci[j] = beta == T(0) ? T(0) : beta * ci[j];
       for (std::int64_t l = 0; l < k; ++l) {
-        const T x = a[i * lda + l];
-        const T* bl = b + l * ldb;
-        for (std::int64_t j = 0; j < n; ++j) ci[j] += x * bl[j];
+        const T x = ta ? a[l * lda + i] : a[i * lda + l];
+        if (tb)
+          for (std::int64_t j = 0; j < n; ++j) ci[j] += x * b[j * ldb + l];
+        else
+          for (std::int64_t j = 0; j < n; ++j) ci[j] += x * b[l * ldb + j];
       }
     }
   }
+}
+
+template <class T>
+void local_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
+                std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  local_gemm<T>(false, false, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 namespace {
@@ -354,7 +374,7 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
   switch (p.alg) {
     case matmul_algorithm::local: {
       const std::int64_t mr = local_extent(p.a, 0, r), nc = local_extent(p.b, 1, r);
-      local_gemm<T>(mr, nc, k, a, k, b, nc, T(0), c, nc);
+      local_gemm<T>(p.trans_a, p.trans_b, mr, nc, k, a, p.trans_a ? mr : k, b, p.trans_b ? k : nc, T(0), c, nc);
       return;
     }
     case matmul_algorithm::ring_b: {
@@ -400,7 +420,7 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
       const bool rs = p.alg == matmul_algorithm::reduce_scatter;
       std::shared_ptr<T[]> partial = rs ? detail::allocate<T>(std::max<std::int64_t>(m * n, 1)) : nullptr;
       T* out = rs ? partial.get() : c;
-      local_gemm<T>(m, n, kr, a, kr, b, n, T(0), out, n);
+      local_gemm<T>(p.trans_a, p.trans_b, m, n, kr, a, p.trans_a ? m : kr, b, p.trans_b ? kr : n, T(0), out, n);
       if (rs) {
         auto counts = reduce_scatter_counts(p);
         T dummy{};
@@ -457,13 +477,16 @@ void run_matmul_device(const matmul_problem& p, int rank, int dtype_code, const 
     g.zero(c, std::size_t(mr * nc) * std::size_t(p.elem));
     return;
   }
-  g.gemm_row_major(dtype_code, false, false, mr, nc, k, 1.0, a, k, b, nc, 0.0, c, nc);
+  g.gemm_row_major(dtype_code, p.trans_a, p.trans_b, mr, nc, k, 1.0, a, p.trans_a ? mr : k, b, p.trans_b ? k : nc, 0.0,
+                   c, nc);
 }
 
 #define EMBER_MATMUL(T)                                                                                       \
   template void run_matmul<T>(const matmul_problem&, const communicator&, const T*, const T*, T*);            \
   template void local_gemm<T>(std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,    \
-                              std::int64_t, T, T*, std::int64_t);
+                              std::int64_t, T, T*, std::int64_t);                                            \
+  template void local_gemm<T>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const T*, std::int64_t,  \
+                              const T*, std::int64_t, T, T*, std::int64_t);
 EMBER_MATMUL(float)
 EMBER_MATMUL(double)
 EMBER_MATMUL(std::int32_t)

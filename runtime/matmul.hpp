@@ -32,6 +32,12 @@ struct matmul_problem {
   matmul_algorithm alg{};
   layout a, b, c;  // matrix views, 2-D
   std::int64_t elem = 8;
+  // A transpose only a product reads stays lazy: trans_a says that A's local
+  // block is stored as the row-major block of A's transpose (the operand of
+  // `transpose`, whose layout is `a` transposed), read by BLAS with a transpose
+  // flag; likewise trans_b. Only the algorithms that multiply each rank's blocks
+  // in one local product take them (local, reduce_scatter, allreduce).
+  bool trans_a = false, trans_b = false;
 };
 
 // Checks that the layouts fit the algorithm (throws ember::error otherwise):
@@ -76,9 +82,15 @@ bool runs_on_device(const matmul_problem& p, int dtype_code);
 void run_matmul_device(const matmul_problem& p, int rank, int dtype_code, const void* a, const void* b, void* c);
 
 // C (m x n, row-major, leading dimension ldc) = A (m x k, lda) @ B (k x n, ldb)
-// + beta C, locally (BLAS for float and double).
+// + beta C, locally (BLAS for float and double; a matrix-vector product by gemv,
+// which reads A once where gemm would first pack it).
 template <class T>
 void local_gemm(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
                 std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+// The same with A and/or B stored transposed: ta says `a` holds A^T (k x m,
+// row-major, leading dimension lda), tb that `b` holds B^T (n x k, ldb).
+template <class T>
+void local_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
+                const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
 
 }  // namespace ember

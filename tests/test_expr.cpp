@@ -167,8 +167,13 @@ void all_trees(std::uint64_t base, int cases, std::integer_sequence<unsigned, S.
 
 }  // namespace
 
+// How many compile-time trees: 24 in the release build; the sanitizer build
+// (tests/sanitizers/build.sh) compiles 8 at -O0, where each costs ~15 s of CI.
+#ifndef EMBER_TEST_TREES
+#define EMBER_TEST_TREES 24
+#endif
 TEST_CASE("random expression trees equal the serial reference", "[expr][random]") {
-  all_trees(0xE3BE5, 12, std::make_integer_sequence<unsigned, 24>{});
+  all_trees(0xE3BE5, 12, std::make_integer_sequence<unsigned, EMBER_TEST_TREES>{});
 }
 
 TEST_CASE("elementwise ops, dtypes and broadcasting against the reference", "[expr]") {
@@ -423,7 +428,10 @@ TEST_CASE("EMBER_CHECK_PLANS: ranks that planned alike pass, ranks that diverge 
     // rank 0 alone believes communication is free: it keeps a in place and moves b
     // and c, the others move a. The check finds it before anything moves.
     const auto saved = ember::planner::cost_model();
-    if (w.rank() == 0) ember::planner::cost_model() = {0.0, 0.0};
+    if (w.rank() == 0) {
+      ember::planner::cost_model().alpha = ember::planner::cost_model().beta = 0;
+      ember::planner::cost_model().kappa = 0;  // local copies free too
+    }
     bool threw = false;
     try {
       ember::dndarray<double, 2> x = a + b + c;
@@ -445,7 +453,7 @@ TEST_CASE("eval(e1, e2, ...) computes several results in one pass, moving shared
   const auto p = ember::explain(a + b);
   int moves = 0;
   for (const auto& st : ember::last_trace()) moves += st.kind == ember::planner::step_kind::resplit;
-  CHECK(moves == 1);  // b moves once for all three results
+  CHECK(moves == (w.size() > 1 ? 1 : 0));  // b moves once for all three results (at one rank: a rename)
   CHECK(test::all_ranks(trace_matches()));
   std::string why;
   CHECK(test::all_ranks(ref::close<double>(test::gathered(s), ref::eval(a + b).v, 0, why)));

@@ -189,6 +189,132 @@ TEST_CASE("vectors, dot, outer and transpose follow NumPy", "[matmul]") {
     }
 }
 
+// Serial transpose of a row-major r x c matrix.
+template <class T>
+std::vector<T> transposed_values(const std::vector<T>& a, std::int64_t r, std::int64_t c) {
+  std::vector<T> t(a.size());
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < c; ++j) t[std::size_t(j * r + i)] = a[std::size_t(i * c + j)];
+  return t;
+}
+
+int count_steps(const ember::planner::plan& p, ember::planner::step_kind k) {
+  int n = 0;
+  for (const auto& s : p.steps) n += s.kind == k;
+  return n;
+}
+bool moves_data(ember::planner::step_kind k) {
+  using K = ember::planner::step_kind;
+  return k == K::realign || k == K::resplit || k == K::allgather || k == K::partition || k == K::halo || k == K::reverse;
+}
+
+TEST_CASE("a transpose that only a product reads is a BLAS flag, not a copy", "[matmul][planner]") {
+  const int P = ember::world().size();
+  using K = ember::planner::step_kind;
+  for (auto sx : splits)
+    for (auto sy : splits) {
+      // A = X^T (X 11 x 7), B = Y^T (Y 5 x 11), C = A @ Y^T^T...: every combination of lazy operands
+      auto X = matrix<double>(11, 7, sx, 31), Y = matrix<double>(5, 11, sy, 32), B = matrix<double>(11, 5, sy, 33);
+      auto W = matrix<double>(7, 11, sx, 34);
+      const auto Xg = test::gathered(X), Yg = test::gathered(Y), Bg = test::gathered(B), Wg = test::gathered(W);
+      const auto Xt = transposed_values(Xg, 11, 7), Yt = transposed_values(Yg, 5, 11);
+      INFO("X split " << (sx ? *sx : -1) << ", Y split " << (sy ? *sy : -1) << ", " << P << " ranks");
+      ember::dndarray<double, 2> C1 = ember::matmul(ember::transpose(X), B);  // (7, 5)
+      REQUIRE(test::all_ranks(trace_matches()));
+      REQUIRE(test::all_ranks(close_to(test::gathered(C1), serial_product(Xt, Bg, 7, 11, 5), 11)));
+      ember::dndarray<double, 2> C2 = ember::matmul(W, ember::transpose(Y));  // (7, 5)
+      REQUIRE(test::all_ranks(trace_matches()));
+      REQUIRE(test::all_ranks(close_to(test::gathered(C2), serial_product(Wg, Yt, 7, 11, 5), 11)));
+      ember::dndarray<double, 2> C3 = ember::matmul(ember::transpose(X), ember::transpose(Y));
+      REQUIRE(test::all_ranks(trace_matches()));
+      REQUIRE(test::all_ranks(close_to(test::gathered(C3), serial_product(Xt, Yt, 7, 11, 5), 11)));
+      // a vector, as in a gradient X^T r
+      auto r = vec<double>(11, sy ? split_axis{0} : split_axis{}, 35);
+      ember::dndarray<double, 1> g = ember::matmul(ember::transpose(X), r);
+      REQUIRE(test::all_ranks(trace_matches()));
+      REQUIRE(test::all_ranks(close_to(test::gathered(g), serial_product(Xt, test::gathered(r), 7, 11, 1), 11)));
+      // integers take the same path (the loop kernel reads the flags too)
+      auto Xi = matrix<std::int64_t>(11, 7, sx, 36), Bi = matrix<std::int64_t>(11, 5, sy, 37);
+      ember::dndarray<std::int64_t, 2> Ci = ember::matmul(ember::transpose(Xi), ember::transpose(ember::transpose(Bi)));
+      REQUIRE(test::all_ranks(close_to(test::gathered(Ci),
+                                       serial_product(transposed_values(test::gathered(Xi), 11, 7), test::gathered(Bi), 7, 11, 5), 11)));
+      // at one rank every layout is the same block: nothing is copied or transposed
+      if (P == 1)
+        for (const auto& p : {ember::explain(ember::matmul(ember::transpose(X), B)),
+                              ember::explain(ember::matmul(W, ember::transpose(Y))),
+                              ember::explain(ember::matmul(ember::transpose(X), ember::transpose(Y))),
+                              ember::explain(ember::matmul(ember::transpose(X), r))}) {
+          INFO(p.to_string());
+          for (const auto& s : p.steps) REQUIRE((!moves_data(s.kind) && s.kind != K::transpose));
+        }
+    }
+  // the gradient of a row-split design matrix: one local product and one
+  // collective over d numbers, at every rank count - no transpose, no move
+  auto Z = matrix<double>(40, 6, 0, 41);
+  auto res = vec<double>(40, 0, 42);
+  const auto p = ember::explain(ember::matmul(ember::transpose(Z), res));
+  INFO(p.to_string());
+  REQUIRE(count_steps(p, K::transpose) == 0);
+  for (const auto& s : p.steps) REQUIRE(!moves_data(s.kind));
+  for (const auto& s : p.steps)
+    if (s.product && P > 1)
+      REQUIRE((s.product->alg == ember::matmul_algorithm::allreduce ||
+               s.product->alg == ember::matmul_algorithm::reduce_scatter));
+  REQUIRE(count_steps(p, K::matmul) == 1);
+}
+
+TEST_CASE("local, reduce_scatter and allreduce read transposed blocks; the others refuse", "[matmul][runtime]") {
+  const auto& c = ember::world();
+  const int P = c.size();
+  std::mt19937_64 rng(9);
+  auto uneven = [&](std::int64_t n) {
+    ember::index_vec e(std::size_t(P), 0);
+    for (std::int64_t i = 0; i < n; ++i) ++e[std::size_t(rng() % std::uint64_t(P))];
+    return e;
+  };
+  // the stored operand of a lazily transposed view: the view's layout transposed
+  auto stored = [&](const ember::layout& v) {
+    const ember::index_vec s{v.shape()[1], v.shape()[0]};
+    return v.split() ? v.with_shape(s, 1 - *v.split()) : ember::replicated_layout(s, P);
+  };
+  const std::int64_t m = 9, k = 12, n = 4;
+  using A = ember::matmul_algorithm;
+  for (int trial = 0; trial < 4; ++trial) {
+    const ember::layout a0({m, k}, 0, uneven(m)), a1({m, k}, 1, uneven(k)), b1({k, n}, 1, uneven(n));
+    const ember::layout arep = ember::replicated_layout({m, k}, P), brep = ember::replicated_layout({k, n}, P);
+    const ember::layout crep = ember::replicated_layout({m, n}, P);
+    for (int flags = 1; flags < 4; ++flags) {
+      const bool ta = flags & 1, tb = flags & 2;
+      std::vector<ember::matmul_problem> probs = {
+          {A::local, a0, brep, a0.with_shape({m, n}, 0), 8, ta, tb},
+          {A::local, arep, b1, b1.with_shape({m, n}, 1), 8, ta, tb},
+          {A::local, arep, brep, crep, 8, ta, tb},
+          {A::reduce_scatter, a1, a1.with_shape({k, n}, 0), ember::layout({m, n}, 0, uneven(m)), 8, ta, tb},
+          {A::allreduce, a1, a1.with_shape({k, n}, 0), crep, 8, ta, tb},
+      };
+      for (auto& pr : probs) {
+        INFO("algorithm " << ember::name(pr.alg) << " trans_a " << ta << " trans_b " << tb << " trial " << trial);
+        const auto Ag = test::gathered(matrix<double>(m, k, ember::none, 300 + std::uint64_t(trial)));
+        const auto Bg = test::gathered(matrix<double>(k, n, ember::none, 400 + std::uint64_t(trial)));
+        auto As = ta ? ember::array(std::span<const double>(transposed_values(Ag, m, k)), std::array<std::int64_t, 2>{k, m})
+                     : ember::array(std::span<const double>(Ag), std::array<std::int64_t, 2>{m, k});
+        auto Bs = tb ? ember::array(std::span<const double>(transposed_values(Bg, k, n)), std::array<std::int64_t, 2>{n, k})
+                     : ember::array(std::span<const double>(Bg), std::array<std::int64_t, 2>{k, n});
+        ember::dndarray<double, 2> Al = As.moved_to(ta ? stored(pr.a) : pr.a), Bl = Bs.moved_to(tb ? stored(pr.b) : pr.b);
+        ember::dndarray<double, 2> Cl(pr.c, c);
+        const auto before = c.sent();
+        ember::run_matmul<double>(pr, c, Al.ldata(), Bl.ldata(), Cl.ldata());
+        REQUIRE(test::all_ranks(c.sent() - before == ember::matmul_traffic(pr, c.rank())));
+        REQUIRE(test::all_ranks(close_to(test::gathered(Cl), serial_product(Ag, Bg, m, k, n), k)));
+      }
+    }
+    const ember::layout b0({k, n}, 0, uneven(k));
+    REQUIRE_THROWS_AS(ember::validate({A::ring_b, a0, b0, a0.with_shape({m, n}, 0), 8, true, false}), ember::value_error);
+    REQUIRE_THROWS_AS(ember::validate({A::summa, a0, b1, ember::layout::balanced({m, n}, 0, P), 8, false, true}),
+                      ember::value_error);
+  }
+}
+
 TEST_CASE("an addition after the product fuses; expression operands are planned", "[matmul]") {
   for (auto sa : splits)
     for (auto sb : splits) {

@@ -129,6 +129,97 @@ TEST_CASE("x - mean(x, 0): the mean is replicated by its allreduce and broadcast
   CHECK(count(s1, K::allreduce) == 0);
 }
 
+TEST_CASE("common subexpressions are computed once: var and std make one pass for the mean", "[planner][reduce]") {
+  using K = ember::planner::step_kind;
+  auto x = ember::random::randn<double>({50, 7}, {.split = 0});
+  auto y = ember::random::randn<double>({50, 7}, {.split = 1});
+  auto sums = [](const ember::planner::plan& p) {
+    int n = 0;
+    for (const auto& s : p.steps) n += s.kind == K::fused_kernel && s.text.rfind("sum(", 0) == 0;
+    return n;
+  };
+  auto big = ember::zeros<double>({4096, 64}, {.split = 0});  // large enough that moving it costs more than an allreduce
+  for (int P : {1, 3, 4}) {
+    INFO("P = " << P);
+    // the mean's sum and the squared deviations' sum: two passes, two allreduces
+    // (none at one rank), nothing moved
+    const auto v0 = ember::plan_for(ember::var(big, 0), P);
+    INFO(v0.to_string());
+    CHECK(sums(v0) == 2);
+    CHECK(count(v0, K::allreduce) == (P > 1 ? 2 : 0));
+    CHECK(count(v0, K::resplit) + count(v0, K::partition) + count(v0, K::allgather) == 0);
+    CHECK(sums(ember::plan_for(ember::var(x, 0), P)) == 2);
+    CHECK(sums(ember::plan_for(ember::std(y, 0, {.ddof = 1}), P)) == 2);
+    CHECK(sums(ember::plan_for(ember::var(x, ember::all_axes), P)) == 2);
+    // the same reduction written twice by the user is one step too; different
+    // axes, arrays or scalars are not merged
+    CHECK(sums(ember::plan_for(ember::sum(x, 1) * ember::sum(x, 1), P)) == 1);
+    CHECK(sums(ember::plan_for(ember::sum(x, 1) * ember::sum(y, 1), P)) == 2);
+    CHECK(sums(ember::plan_for(ember::sum(x * 2.0, 1) - ember::sum(x * 3.0, 1), P)) == 2);
+    CHECK(sums(ember::plan_for(ember::sum(x, 0) + ember::sum(x, {0}, {.keepdims = true}), P)) == 2);
+  }
+  // and the values are NumPy's (serial reference on the gathered data)
+  const auto g = test::gathered(x);
+  const double n = double(g.size());
+  double s = 0, ss = 0;
+  for (double v : g) s += v;
+  for (double v : g) ss += (v - s / n) * (v - s / n);
+  // (a lazy 0-d expression is for explain and fusion; keepdims gives an array)
+  CHECK(ember::explain(ember::mean(x, ember::all_axes)).values.size() > 0);
+  CHECK(ember::explain(ember::std(x, ember::all_axes)).to_string().find("sqrt") != std::string::npos);
+  ember::dndarray<double, 2> m2 = ember::mean(x, ember::all_axes, {.keepdims = true});
+  ember::dndarray<double, 2> v2 = ember::var(x, ember::all_axes, {.keepdims = true});
+  ember::dndarray<double, 2> d2 = ember::std(x, ember::all_axes, {.keepdims = true, .ddof = 1});
+  CHECK(v2.shape() == std::array<std::int64_t, 2>{1, 1});
+  CHECK(test::all_ranks(std::abs(test::gathered(m2)[0] - s / n) < 1e-12));
+  CHECK(test::all_ranks(std::abs(test::gathered(v2)[0] - ss / n) < 1e-12));
+  CHECK(test::all_ranks(std::abs(test::gathered(d2)[0] - std::sqrt(ss / (n - 1))) < 1e-12));
+  CHECK(ember::var(x) == Approx(ss / n).epsilon(1e-12));
+  // per column, against the same reference, for both splits
+  for (const auto* a : {&x, &y}) {
+    const auto ga = test::gathered(*a);
+    ember::dndarray<double, 1> sd = ember::std(*a, 0);
+    const auto gs = test::gathered(sd);
+    bool ok = gs.size() == 7;
+    for (std::size_t j = 0; ok && j < 7; ++j) {
+      double cs = 0, css = 0;
+      for (std::size_t i = 0; i < 50; ++i) cs += ga[i * 7 + j];
+      for (std::size_t i = 0; i < 50; ++i) css += (ga[i * 7 + j] - cs / 50) * (ga[i * 7 + j] - cs / 50);
+      ok = std::abs(gs[j] - std::sqrt(css / 50)) < 1e-12;
+    }
+    CHECK(test::all_ranks(ok));
+  }
+}
+
+TEST_CASE("at one rank every layout is the same block: no plan moves data it could rename", "[planner]") {
+  using K = ember::planner::step_kind;
+  std::mt19937_64 g(77);
+  auto is_move = [](K k) {
+    return k == K::realign || k == K::resplit || k == K::allgather || k == K::partition || k == K::halo;
+  };
+  const ember::split_axis sp[] = {ember::split_axis{0}, ember::split_axis{1}, ember::none};
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::int64_t n = 1 + std::int64_t(g() % 30), d = 1 + std::int64_t(g() % 9);
+    auto pick = [&] { return sp[g() % 3]; };
+    auto X = ember::zeros<double>({n, d}, {.split = pick()}), Y = ember::zeros<double>({n, d}, {.split = pick()});
+    auto Wt = ember::zeros<double>({d, n}, {.split = pick()}), V = ember::zeros<double>({d, d}, {.split = pick()});
+    auto r = ember::zeros<double>({n}, {.split = g() % 2 ? ember::split_axis{0} : ember::none});
+    auto w = ember::zeros<double>({d}, {.split = g() % 2 ? ember::split_axis{0} : ember::none});
+    INFO("trial " << trial << ": " << n << " x " << d);
+    for (const auto& p : {ember::plan_for(X + Y * 2.0, 1), ember::plan_for(X - ember::mean(Y, 0), 1),
+                          ember::plan_for(ember::transpose(Wt) + X, 1), ember::plan_for(ember::matmul(X, V), 1),
+                          ember::plan_for(ember::matmul(ember::transpose(X), Y), 1),
+                          ember::plan_for(ember::matmul(Wt, X) + V, 1),
+                          ember::plan_for(ember::matmul(ember::transpose(X), r - 1.0), 1),
+                          ember::plan_for(1.0 / (1.0 + ember::exp(-ember::matmul(X, w))), 1),
+                          ember::plan_for(ember::sum(X * Y, 1) + r, 1), ember::plan_for(ember::var(Y, 0) + w, 1)}) {
+      INFO(p.to_string());
+      for (const auto& s : p.steps) CHECK(!is_move(s.kind));
+      CHECK(count(p, K::transpose) <= 1);  // only transpose(Wt) + X copies (an elementwise read of a transpose)
+    }
+  }
+}
+
 TEST_CASE("plans print, export as JSON and DOT, and plan 65536 ranks quickly", "[planner]") {
   auto a = ember::zeros<double>({4096, 4096}, {.split = 0});
   auto b = ember::zeros<double>({4096, 4096}, {.split = 1});

@@ -5,7 +5,7 @@ Runs build/tests/adversarial_program under mpirun at 2, 3 and 4 ranks:
   * lifetime misuse (a factory before any environment, an array used after
     its environment ended, a second environment after the first): every rank
     prints the same ember::error, and the job exits 0;
-  * garbage in EMBER_ALPHA / EMBER_BETA / EMBER_GAMMA / EMBER_MEMORY_LIMIT /
+  * garbage in EMBER_ALPHA / EMBER_BETA / EMBER_GAMMA / EMBER_KAPPA / EMBER_MEMORY_LIMIT /
     EMBER_CHECK_REPLICATED (letters, negative, nan, inf): every rank prints the
     same value_error naming the variable;
   * a null handle on one rank, in an expression or a move, and one rank out of
@@ -31,7 +31,7 @@ DEADLINE = 30.0
 def _env(**extra):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", OMPI_MCA_btl_base_warn_component_unused="0")
-    for k in ("EMBER_FAULT", "EMBER_ON_FAILURE", "EMBER_ALPHA", "EMBER_BETA", "EMBER_GAMMA", "EMBER_MEMORY_LIMIT",
+    for k in ("EMBER_FAULT", "EMBER_ON_FAILURE", "EMBER_ALPHA", "EMBER_BETA", "EMBER_GAMMA", "EMBER_KAPPA", "EMBER_MEMORY_LIMIT",
               "EMBER_CHECK_REPLICATED"):
         env.pop(k, None)
     env.update(extra)
@@ -135,7 +135,7 @@ def scenarios(build="build"):
         yield aborted(exe, f"one rank out of memory in a plan step ends the job at {n} ranks", n, ["oom_eval"],
                       _env(), [f"ember: rank {n - 1} of {n}", "of a plan (", "out of memory"])
     for var, val in [("EMBER_ALPHA", "abc"), ("EMBER_BETA", "-1"), ("EMBER_BETA", "nan"), ("EMBER_GAMMA", "inf"),
-                     ("EMBER_ALPHA", "1e-6x"), ("EMBER_MEMORY_LIMIT", "-5"), ("EMBER_CHECK_REPLICATED", "yes")]:
+                     ("EMBER_KAPPA", "-2e-10"), ("EMBER_ALPHA", "1e-6x"), ("EMBER_MEMORY_LIMIT", "-5"), ("EMBER_CHECK_REPLICATED", "yes")]:
         for n in (2, 3):
             yield agreed(exe, f"{var}={val} is refused on every rank at {n} ranks", n, ["env_garbage"],
                          _env(**{var: val}), "value_error", [f"{var}='{val}'"])
