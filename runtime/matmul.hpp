@@ -22,7 +22,8 @@ enum class matmul_algorithm : std::uint8_t {
   local,           // one side replicated (or both): C's block is a local product
   ring_b,          // A split 0; B's blocks (split 0 or 1) travel around a ring; C split 0 like A
   ring_a,          // B split 1; A's blocks (split 0 or 1) travel around a ring; C split 1 like B
-  reduce_scatter,  // A split 1 x B split 0 over the same k ranges: partial products, reduce-scatter to C split 0
+  reduce_scatter,  // A split 1 x B split 0 over the same k ranges: partial products summed into C split 0 by a ring
+                   // reduce-scatter overlapped with the products
   allreduce,       // the same partial products, allreduced: C replicated
   summa,           // ScaLAPACK p?gemm on a 2-D block-cyclic grid (operands converted by the exchange engine)
 };

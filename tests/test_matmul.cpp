@@ -139,7 +139,7 @@ TEST_CASE("every algorithm, uneven blocks, counters equal the formula", "[matmul
                     ember::value_error);
 }
 
-TEST_CASE("ring messages are chunked under a small message limit", "[matmul][runtime]") {
+TEST_CASE("ring and reduce-scatter messages are chunked under a small message limit", "[matmul][runtime]") {
   const auto& c = ember::world();
   const auto saved = ember::config();
   ember::config().max_message_bytes = 200;
@@ -156,6 +156,21 @@ TEST_CASE("ring messages are chunked under a small message limit", "[matmul][run
   REQUIRE(test::all_ranks(sent == predicted));
   if (c.size() > 1) REQUIRE(test::all_ranks(sent.messages > c.size() - 1));  // several messages per block
   REQUIRE(test::all_ranks(close_to(test::gathered(C), serial_product(test::gathered(A), test::gathered(B), 30, 20, 10), 20)));
+  // the reduce-scatter ring too: A split 1 x B split 0, C's row blocks of 24 doubles
+  ember::config().max_message_bytes = 200;
+  auto A1 = matrix<double>(30, 20, 1, 5);
+  auto B0 = matrix<double>(20, 10, 0, 6);
+  const ember::matmul_problem rs{ember::matmul_algorithm::reduce_scatter, A1.layout(), B0.layout(),
+                                 ember::layout::balanced({30, 10}, 0, c.size()), 8};
+  ember::dndarray<double, 2> C1(rs.c, c);
+  const auto before_rs = c.sent();
+  ember::run_matmul<double>(rs, c, A1.ldata(), B0.ldata(), C1.ldata());
+  const auto sent_rs = c.sent() - before_rs;
+  const auto predicted_rs = ember::matmul_traffic(rs, c.rank());  // under the same message limit
+  ember::config() = saved;
+  REQUIRE(test::all_ranks(sent_rs == predicted_rs));
+  if (c.size() > 1) REQUIRE(test::all_ranks(sent_rs.messages > c.size() - 1));
+  REQUIRE(test::all_ranks(close_to(test::gathered(C1), serial_product(test::gathered(A1), test::gathered(B0), 30, 20, 10), 20)));
 }
 
 TEST_CASE("vectors, dot, outer and transpose follow NumPy", "[matmul]") {
