@@ -221,7 +221,44 @@ def adversarial_args(tally, variant, small_fs, env):
     return (["".join("~" + e for e in excluded)] if excluded else []), env
 
 
+def openblas_workaround():
+    """OpenBLAS 0.3.21 (Debian 12) falls back to its Prescott kernels on a CPU it
+    does not recognize. Their dsymv_L (kernel/x86_64/symv_L_sse2.S) reads up to 24
+    bytes past the vectors ScaLAPACK's pdsymv allocates (valgrind, inside p?syevd:
+    "Invalid read of size 8 ... 0 bytes after a block of size 312 alloc'd" by
+    PB_Cmalloc); under ASan's allocator such a read can fault (a CI run: SEGV in
+    dsymv_L_PRESCOTT in test_linalg's eigh at 3 ranks). The Nehalem and Haswell
+    kernels use dsymv_L.c, which stays in bounds. Returns the core to force, or
+    None (detected correctly, set by the caller, or no OpenBLAS)."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return None
+    import ctypes
+    for path in ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", "libopenblas.so.0"):
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            core = lib.openblas_get_corename().decode().lower()
+            break
+        except (OSError, AttributeError):
+            continue
+    else:
+        return None
+    if core != "prescott":
+        return None
+    try:
+        flags = set(open("/proc/cpuinfo").read().split())
+    except OSError:
+        return None
+    if {"avx2", "fma"} <= flags:
+        return "Haswell"
+    return "Nehalem" if "sse4_2" in flags else None
+
+
 def main():
+    core = openblas_workaround()
+    if core:
+        os.environ["OPENBLAS_CORETYPE"] = core
+        print(f"OpenBLAS runs its Prescott kernels on this CPU (dsymv over-reads): OPENBLAS_CORETYPE={core}")
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--asan-build", default="build-asan")
