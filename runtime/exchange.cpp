@@ -1,5 +1,6 @@
 #include "exchange.hpp"
 #include "failure.hpp"
+#include "memory.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -531,7 +532,9 @@ void exchange::run_p2p(const communicator& comm, const char* src, char* dst) con
 
   // 3. Staged transfers in pairwise rounds (send to rank+k, receive from rank-k),
   //    one bounded chunk at a time per direction.
-  std::unique_ptr<char[]> sbuf, rbuf;
+  // From the block pool (runtime/memory_pool.hpp): a move repeated in a loop
+  // gets the same staging pages back instead of faulting in fresh ones per call.
+  std::shared_ptr<char[]> sbuf, rbuf;
   std::int64_t sbuf_size = 0, rbuf_size = 0;
   for (int k = 1; k < nranks_; ++k) {
     const int to = (rank_ + k) % nranks_, from = (rank_ - k + nranks_) % nranks_;
@@ -544,11 +547,11 @@ void exchange::run_p2p(const communicator& comm, const char* src, char* dst) con
     if (!ts && !tr) continue;
     if (ts && sbuf_size < std::min(ts->chunk_bytes, ts->bytes)) {
       sbuf_size = std::min(ts->chunk_bytes, ts->bytes);
-      sbuf.reset(new char[std::size_t(sbuf_size)]);
+      sbuf = detail::allocate<char>(sbuf_size);
     }
     if (tr && rbuf_size < std::min(tr->chunk_bytes, tr->bytes)) {
       rbuf_size = std::min(tr->chunk_bytes, tr->bytes);
-      rbuf.reset(new char[std::size_t(rbuf_size)]);
+      rbuf = detail::allocate<char>(rbuf_size);
     }
     std::optional<run_cursor> pack, unpack;
     if (ts) pack.emplace(ts->segments, true, elem_);

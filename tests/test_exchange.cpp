@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common.hpp"
+#include "runtime/memory_pool.hpp"
 
 using ember::index_vec;
 using ember::layout;
@@ -390,4 +391,44 @@ TEST_CASE("MPI errors become ember::communication_error", "[runtime]") {
   double x = 0;
   // an invalid peer rank: MPI returns an error on ember's duplicate instead of aborting
   REQUIRE_THROWS_AS(w.irecv_bytes(&x, 8, w.size() + 5, 0, &req), ember::communication_error);
+}
+
+TEST_CASE("steady-state loops of moves and expressions allocate nothing after the first iteration", "[exchange][memory]") {
+  // 2048 x 64 doubles: every rank's block is at least 64 KiB at 1-4 ranks (pooled)
+  auto X = ember::random::randn<double>({2048, 64}, {.split = 0});
+  const auto Xg = test::gathered(X);
+  ember::dndarray<double, 2> Y, G, Z;
+  auto step = [&] {
+    Y = ember::resplit(X, 1);
+    G = ember::resplit(X, ember::none);
+    Z = X * 2.0 + 1.0;  // a new array each time (not assigned into an existing one)
+    ember::dndarray<double, 2> B = ember::balance(Y);  // a temporary that dies in the loop
+    (void)B;
+  };
+  step();
+  step();  // the pool now holds one block of every size the loop frees
+  const auto before = ember::allocations().count;
+  const auto reused = ember::pool_stats().reused;
+  for (int i = 0; i < 5; ++i) step();
+  if (ember::memory_pool_limit() > 0) {  // off under AddressSanitizer (use-after-free checks)
+    CHECK(test::all_ranks(ember::allocations().count == before));
+    CHECK(test::all_ranks(ember::pool_stats().reused > reused));
+  }
+  // and the pooled blocks hold the right data
+  CHECK(test::all_ranks(test::gathered(Y) == Xg));
+  CHECK(test::all_ranks(test::gathered(G) == Xg));
+  auto Zg = test::gathered(Z);
+  bool ok = Zg.size() == Xg.size();
+  for (std::size_t i = 0; ok && i < Zg.size(); ++i) ok = Zg[i] == Xg[i] * 2.0 + 1.0;
+  CHECK(test::all_ranks(ok));
+  CHECK(Y.split() == ember::split_axis{1});
+  // a limit of 0 turns the pool off and gives its blocks back
+  const auto saved = ember::memory_pool_limit();
+  ember::release_memory_pool();
+  CHECK(ember::pool_stats().cached_bytes == 0);
+  ember::memory_pool_limit() = 0;
+  const auto before_off = ember::allocations().count;
+  step();
+  CHECK(test::all_ranks(ember::allocations().count > before_off));
+  ember::memory_pool_limit() = saved;
 }
