@@ -322,6 +322,18 @@ namespace {
 
 constexpr int ring_tag = 0x454d;  // "EM"
 
+// Posts `bytes` of `buf` to or from `peer` in messages of at most max_msg().
+void post_chunked(const communicator& comm, const void* buf, std::int64_t bytes, int peer, bool send,
+                  std::vector<MPI_Request>& reqs) {
+  const std::int64_t chunk = max_msg();
+  char* p = static_cast<char*>(const_cast<void*>(buf));
+  for (std::int64_t off = 0; off < bytes; off += chunk) {
+    reqs.emplace_back();
+    if (send) comm.isend_bytes(p + off, std::min(chunk, bytes - off), peer, ring_tag, &reqs.back());
+    else comm.irecv_bytes(p + off, std::min(chunk, bytes - off), peer, ring_tag, &reqs.back());
+  }
+}
+
 // Passes every rank's block once around the ring (to rank - 1, from rank + 1),
 // calling compute(q, block of rank q) for q = rank, rank + 1, ...; the next block
 // is in flight while the current one is multiplied. Two buffers of the largest
@@ -335,25 +347,14 @@ void ring(const communicator& comm, const std::vector<std::int64_t>& blocks, con
   if (P > 1)
     for (auto& b : buf) b = detail::allocate<T>(std::max<std::int64_t>(mx, 1));
   const T* cur = own;
-  const std::int64_t chunk = max_msg();
   for (int s = 0; s < P; ++s) {
     const int q = (r + s) % P;
     std::vector<MPI_Request> reqs;
     if (s + 1 < P) {
       const int left = (r - 1 + P) % P, right = (r + 1) % P;
       const int nq = (r + s + 1) % P;
-      char* in = reinterpret_cast<char*>(buf[s % 2].get());
-      const std::int64_t in_bytes = blocks[std::size_t(nq)] * std::int64_t(sizeof(T));
-      for (std::int64_t off = 0; off < in_bytes; off += chunk) {
-        reqs.emplace_back();
-        comm.irecv_bytes(in + off, std::min(chunk, in_bytes - off), right, ring_tag, &reqs.back());
-      }
-      const char* outp = reinterpret_cast<const char*>(cur);
-      const std::int64_t out_bytes = blocks[std::size_t(q)] * std::int64_t(sizeof(T));
-      for (std::int64_t off = 0; off < out_bytes; off += chunk) {
-        reqs.emplace_back();
-        comm.isend_bytes(outp + off, std::min(chunk, out_bytes - off), left, ring_tag, &reqs.back());
-      }
+      post_chunked(comm, buf[s % 2].get(), blocks[std::size_t(nq)] * std::int64_t(sizeof(T)), right, false, reqs);
+      post_chunked(comm, cur, blocks[std::size_t(q)] * std::int64_t(sizeof(T)), left, true, reqs);
     }
     compute(q, cur);
     communicator::wait_all(reqs);
@@ -388,23 +389,13 @@ void ring_reduce_scatter(const matmul_problem& p, const communicator& comm, cons
   for (auto& x : buf) x = detail::allocate<T>(std::max<std::int64_t>(mx, 1));
   T *send = buf[0].get(), *next = buf[1].get(), *recv = buf[2].get();
   const int left = (r - 1 + P) % P, right = (r + 1) % P;
-  const std::int64_t chunk = max_msg();
   auto block = [&](int s) { return ((r - s - 1) % P + P) % P; };  // what step s sends
   partial(block(0), send);
   for (int s = 0; s + 1 < P; ++s) {
     const int qs = block(s), qr = block(s + 1);  // sent now; received now, sent next (the own block last)
     std::vector<MPI_Request> reqs;
-    const std::int64_t in_bytes = p.c.extent(qr) * n * std::int64_t(sizeof(T));
-    const std::int64_t out_bytes = p.c.extent(qs) * n * std::int64_t(sizeof(T));
-    for (std::int64_t off = 0; off < in_bytes; off += chunk) {
-      reqs.emplace_back();
-      comm.irecv_bytes(reinterpret_cast<char*>(recv) + off, std::min(chunk, in_bytes - off), left, ring_tag, &reqs.back());
-    }
-    for (std::int64_t off = 0; off < out_bytes; off += chunk) {
-      reqs.emplace_back();
-      comm.isend_bytes(reinterpret_cast<const char*>(send) + off, std::min(chunk, out_bytes - off), right, ring_tag,
-                       &reqs.back());
-    }
+    post_chunked(comm, recv, p.c.extent(qr) * n * std::int64_t(sizeof(T)), left, false, reqs);
+    post_chunked(comm, send, p.c.extent(qs) * n * std::int64_t(sizeof(T)), right, true, reqs);
     T* acc = qr == r ? c : next;
     partial(qr, acc);
     communicator::wait_all(reqs);
