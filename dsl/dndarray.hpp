@@ -18,7 +18,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <unsupported/Eigen/CXX11/Tensor>
+#include "../runtime/eigen_tensor.hpp"
 
 #include "../runtime/checked.hpp"
 #include "../runtime/communicator.hpp"

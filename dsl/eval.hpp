@@ -142,6 +142,78 @@ dndarray<T, N> eval(const dndarray<T, N>& a, const eval_options& o = {}) {
   return resplit(a, o.split.axis);
 }
 
+namespace detail {
+// copyto's same-shape case: one planned evaluation into dst's storage.
+template <dtype T, int N, class E>
+void copy_into(const dndarray<T, N>& dst, const E& node) {
+  const auto& d = dst.layout();
+  if (!comm_of(node)->congruent(dst.comm()))
+    throw value_error("ember::copyto: the source and the destination (" + std::string(dtype_name<T>()) +
+                      " array of shape " + shape_str(d.shape()) + ") live on different communicators");
+  if (device_of(node) != dst.device())
+    throw value_error("ember::copyto: the source is in " + std::string(device_name(device_of(node))) +
+                      " memory and the destination (" + std::string(dtype_name<T>()) + " array of shape " +
+                      shape_str(d.shape()) + ") in " + std::string(device_name(dst.device())) +
+                      " memory; move one with .to()");
+  if constexpr (std::is_same_v<E, expr::leaf<T, N>>) {
+    // an array of the same dtype: the exchange engine, straight into dst's blocks
+    const dndarray<T, N>& src = node.a;
+    if (src.lstorage() == dst.lstorage() && src.layout() == d) return;  // copyto(a, a)
+    if (src.layout() == d)
+      copy_between(dst.lstorage(), dst.device(), src.lstorage(), src.device(), src.lnumel() * std::int64_t(sizeof(T)));
+    else
+      src.plan_move(d).run(dst.comm(), src.lstorage(), dst.lstorage(), dst.device());
+  } else {
+    dndarray<T, N> handle = dst;  // same storage: the assignment writes into it
+    assign_expression<this_code>(handle, node);
+  }
+}
+}  // namespace detail
+
+// NumPy's np.copyto(dst, src): src's values written into dst's existing storage
+// (never a rebinding: every handle and view of dst sees them), whatever the two
+// layouts are. `src` is an array, an expression or a scalar, broadcast to dst's
+// shape. An array or expression of dst's shape in another layout is one planned
+// move straight into dst's blocks: `ember::copyto(Y, X)` with X split 0 and Y
+// split 1 is the exchange of ember::resplit(X, 1) with Y's storage as its
+// destination, allocating nothing after a loop's first iteration. (`Y =
+// ember::resplit(X, 1)` instead makes Y a handle to a new array, like `Y = X`;
+// its block comes from the pool, runtime/memory_pool.hpp.) Casting follows
+// NumPy's default casting='same_kind': float to integer or anything to bool is
+// a compile error (cast with ember::astype<T>(src)).
+template <dtype T, int N, class S>
+  requires operand<S>
+void copyto(const dndarray<T, N>& dst, const S& src) {
+  using V = typename decltype([] {
+    if constexpr (scalar_like<S>) return std::type_identity<std::remove_cvref_t<S>>{};
+    else return std::type_identity<typename std::remove_cvref_t<S>::value_type>{};
+  }())::type;
+  static_assert(!(std::is_integral_v<T> && std::is_floating_point_v<V>),
+                "ember::copyto: a floating-point value into an integer array is not a same_kind cast (NumPy's "
+                "default); cast explicitly: ember::copyto(dst, ember::astype<T>(src))");
+  static_assert(!std::is_same_v<T, bool> || std::is_same_v<V, bool>,
+                "ember::copyto: a non-bool value into a bool array is not a same_kind cast (NumPy's default); "
+                "compare explicitly: ember::copyto(mask, src != 0)");
+  if constexpr (scalar_like<S>) {
+    dst() = src;  // a fill through the whole-array view
+  } else {
+    const auto node = expr::as_node(src);
+    using E = std::remove_cvref_t<decltype(node)>;
+    const index_vec s = node.shape();
+    const auto& d = dst.layout();
+    if constexpr (E::exact_ndim && E::ndim != N) {
+      dst() = node;  // broadcast through the whole-array view (shape_error when it does not broadcast)
+    } else {
+      if (!std::equal(s.begin(), s.end(), d.shape().begin(), d.shape().end())) {
+        dst() = node;
+        return;
+      }
+      detail::copy_into(dst, node);
+    }
+  }
+}
+
+
 // Several expressions of one shape in one fused pass over their shared inputs:
 // `auto [s, d] = ember::eval(a + b, a - b);` reads a and b once.
 template <class Code = detail::this_code, expression E1, expression E2, expression... Es>

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -30,6 +31,31 @@ namespace detail {
 inline std::vector<step_trace>& trace_store() {
   static std::vector<step_trace> t;
   return t;
+}
+
+// EMBER_CHECK_TRAFFIC=1 (the same on every rank): after every evaluation, each
+// rank's measured bytes and messages of every step must be the plan's prediction
+// for that rank; otherwise ember::error on every rank naming each rank's first
+// differing step. One allgather of five int64 per evaluation (counted in sent()
+// after the plan's steps, like EMBER_CHECK_PLANS's allreduce before them).
+inline void check_traffic(const communicator& c, const std::vector<step_trace>& t) {
+  std::array<std::int64_t, 5> mine{-1, 0, 0, 0, 0};
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (t[i].measured != t[i].predicted) {
+      mine = {std::int64_t(i), t[i].measured.bytes, t[i].measured.messages, t[i].predicted.bytes, t[i].predicted.messages};
+      break;
+    }
+  const auto all = c.allgather(mine);
+  std::string msg;
+  for (int r = 0; r < c.size(); ++r) {
+    const auto& a = all[std::size_t(r)];
+    if (a[0] < 0) continue;
+    msg += std::string(msg.empty() ? "" : "; ") + "rank " + std::to_string(r) + ": step " + std::to_string(a[0] + 1) +
+           " of " + std::to_string(t.size()) + " (" + planner::name(t[std::size_t(a[0])].kind) + ") sent " +
+           std::to_string(a[1]) + " B in " + std::to_string(a[2]) + " messages, the plan predicted " +
+           std::to_string(a[3]) + " B in " + std::to_string(a[4]);
+  }
+  if (!msg.empty()) throw error("ember: EMBER_CHECK_TRAFFIC: measured traffic differs from the plan: " + msg);
 }
 
 // out = in with its axes reversed (row-major local blocks of shape `ls`); 2-D in
@@ -154,6 +180,8 @@ class executor {
     if (!in_flight_.empty())
       failure::guarded_step(c_, ordinal, {"plan", int(p.steps.size()), int(p.steps.size()), "halo", "completion"},
                             [&] { finish_halos(); });
+    // (predictions per rank exist up to 4096 ranks: plan_cached)
+    if (env_flag("EMBER_CHECK_TRAFFIC") && c_.size() <= 4096) check_traffic(c_, trace);
     auto& r = vals_[std::size_t(p.result)];
     if (dest_ && r.ptr != dest_.get()) {
       // the result landed elsewhere (aliasing hazard, or no step wrote it): copy
@@ -328,6 +356,10 @@ class executor {
       run_tuple_kernel(s, ctx);
     } else if constexpr (expr::kind_of<E> == expr::node_class::elementwise) {
       run_region_kernel(e_, s, ctx);
+    } else {
+      // the planner gives a lone leaf no kernel of its own to run (copyto and
+      // eval(array) move or return arrays without a plan)
+      throw error(std::string("ember: internal error: a fused kernel step '") + s.text + "' over a lone leaf");
     }
   }
 

@@ -16,12 +16,14 @@
 #include <type_traits>
 #include <vector>
 
-// GCC 12 reports a false -Wstringop-overread inside small_vector's move when it
-// is inlined into expression constructors; the state of the pragma at the
-// header's lines is what counts, so it is silenced for this header only.
+// GCC 12 reports a false -Wstringop-overread and -Warray-bounds (a memmove "out
+// of the bounds" of the node being moved) inside small_vector's move when it is
+// inlined into expression constructors; the state of the pragma at the header's
+// lines is what counts, so they are silenced for this header only.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overread"
+#pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
 #include <boost/container/small_vector.hpp>
 #if defined(__GNUC__) && !defined(__clang__)

@@ -592,15 +592,18 @@ hsvd_result<T> hsvd_impl(const dndarray<T, 2>& a, i64 cap, std::optional<double>
 // a-posteriori bound of the relative reconstruction error.
 template <dtype T, int N>
 hsvd_result<T> hsvd_rank(const dndarray<T, N>& A, std::int64_t r, const hsvd_options& o = {}) {
-  if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rank(A.to(device_kind::cpu), r, o), device_kind::gpu);
-  lowrank_detail::check_matrix(A, "hsvd_rank");
+  // (the GPU path inside the supported case: in the others GCC 12 sees only the
+  // recursion return, check_matrix always throwing there, and warns of an infinite one)
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rank(A.to(device_kind::cpu), r, o), device_kind::gpu);
+    lowrank_detail::check_matrix(A, "hsvd_rank");
     const auto s = A.shape();
     lowrank_detail::check_rank(r, s[0], s[1], "hsvd_rank", "r");
     if (o.safetyshift < 0)
       throw value_error("ember::linalg::hsvd_rank: safetyshift = " + std::to_string(o.safetyshift) + " is negative");
     return lowrank_detail::hsvd_impl<T>(A, r, std::nullopt, o.safetyshift, "hsvd_rank");
   } else {
+    lowrank_detail::check_matrix(A, "hsvd_rank");
     return {};  // unreachable: check_matrix threw
   }
 }
@@ -609,9 +612,11 @@ hsvd_result<T> hsvd_rank(const dndarray<T, N>& A, std::int64_t r, const hsvd_opt
 // bound stays below rtol (Heat's hsvd_rtol). o.maxrank caps the rank per node.
 template <dtype T, int N>
 hsvd_result<T> hsvd_rtol(const dndarray<T, N>& A, double rtol, const hsvd_options& o = {}) {
-  if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rtol(A.to(device_kind::cpu), rtol, o), device_kind::gpu);
-  lowrank_detail::check_matrix(A, "hsvd_rtol");
+  // (the GPU path inside the supported case: in the others GCC 12 sees only the
+  // recursion return, check_matrix always throwing there, and warns of an infinite one)
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    if (A.device() == device_kind::gpu) return impl::results_on(hsvd_rtol(A.to(device_kind::cpu), rtol, o), device_kind::gpu);
+    lowrank_detail::check_matrix(A, "hsvd_rtol");
     const auto s = A.shape();
     if (!(rtol > 0) || !std::isfinite(rtol))
       throw value_error("ember::linalg::hsvd_rtol: rtol = " + std::to_string(rtol) +
@@ -624,7 +629,8 @@ hsvd_result<T> hsvd_rtol(const dndarray<T, N>& A, double rtol, const hsvd_option
     return lowrank_detail::hsvd_impl<T>(A, o.maxrank.value_or(std::min(s[0], s[1])), rtol, o.safetyshift,
                                         "hsvd_rtol");
   } else {
-    return {};
+    lowrank_detail::check_matrix(A, "hsvd_rtol");
+    return {};  // unreachable: check_matrix threw
   }
 }
 

@@ -84,8 +84,8 @@ svd_result<T> rsvd_impl(const dndarray<T, 2>& a, i64 r, const rsvd_options& o) {
 // Rank-r randomized SVD of A: U (m x r), S (r), V (n x r), A ~= U diag(S) V^T.
 template <dtype T, int N>
 svd_result<T> rsvd(const dndarray<T, N>& A, std::int64_t r, const rsvd_options& o = {}) {
+  lowrank_detail::check_matrix(A, "rsvd");  // (first: see svd)
   if (A.device() == device_kind::gpu) return impl::results_on(rsvd(A.to(device_kind::cpu), r, o), device_kind::gpu);
-  lowrank_detail::check_matrix(A, "rsvd");
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
     const auto s = A.shape();
     lowrank_detail::check_rank(r, s[0], s[1], "rsvd", "r");

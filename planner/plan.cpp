@@ -981,6 +981,16 @@ void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_ra
   p.steps = std::move(out);
 }
 
+// step::local_bytes of every step: the largest block of its output.
+void set_local_bytes(plan& p, const graph& g) {
+  for (auto& s : p.steps) {
+    s.local_bytes = 0;
+    if (s.output < 0 || s.kind == step_kind::halo || s.kind == step_kind::to_host || s.kind == step_kind::to_device)
+      continue;
+    s.local_bytes = max_local_bytes(p.values[std::size_t(s.output)], g.nodes[std::size_t(s.node)].elem);
+  }
+}
+
 }  // namespace
 
 plan make_plan(const graph& g, const std::optional<layout>& target, bool per_rank) {
@@ -989,7 +999,14 @@ plan make_plan(const graph& g, const std::optional<layout>& target, bool per_ran
   planner_impl impl(g, per_rank);
   plan p = impl.run(target);
   place_on_device(p, g, impl.costs(), per_rank);
+  set_local_bytes(p, g);
   return p;
+}
+
+std::int64_t plan::local_bytes() const {
+  std::int64_t b = 0;
+  for (const auto& s : steps) b += s.local_bytes;
+  return b;
 }
 
 std::int64_t plan::copy_bytes() const {
@@ -1034,11 +1051,12 @@ std::string plan::to_string() const {
   os << "ember plan: " << steps.size() << " step" << (steps.size() == 1 ? "" : "s") << " on " << nranks
      << " rank" << (nranks == 1 ? "" : "s") << ", predicted per rank (max) " << human_bytes(mx.bytes) << " in "
      << mx.messages << " message" << (mx.messages == 1 ? "" : "s") << ", all ranks " << human_bytes(tot.bytes) << " in "
-     << tot.messages << "\n";
+     << tot.messages << "; local writes per rank (max) " << human_bytes(local_bytes()) << "\n";
   if (device == device_kind::gpu)
     os << "device: gpu; host-device copies " << human_bytes(copy_bytes()) << " per rank (max); steps marked [gpu] run on the GPU, the others on the host\n";
   os << std::left << std::setw(4) << "#" << std::setw(14) << "step" << std::setw(46) << "layout" << std::right
-     << std::setw(12) << "bytes/rank" << std::setw(10) << "msgs/rank" << "  " << std::left << "detail\n";
+     << std::setw(12) << "bytes/rank" << std::setw(10) << "msgs/rank" << std::setw(12) << "local/rank" << "  " << std::left
+     << "detail\n";
   int i = 1;
   for (const auto& s : steps) {
     std::string lay;
@@ -1048,11 +1066,11 @@ std::string plan::to_string() const {
     else if (s.kind == step_kind::to_host || s.kind == step_kind::to_device) lay = layout_text(*s.to);
     else lay = layout_text(*s.from) + " -> " + (s.to->split() ? "split " + std::to_string(*s.to->split()) : "none");
     os << std::left << std::setw(4) << i++ << std::setw(14) << name(s.kind) << std::setw(46) << lay << std::right
-       << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << "  " << std::left
-       << (device == device_kind::gpu && s.on == device_kind::gpu ? "[gpu] " : "") << s.text << "\n";
+       << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << std::setw(12)
+       << s.local_bytes << "  " << std::left << (device == device_kind::gpu && s.on == device_kind::gpu ? "[gpu] " : "") << s.text << "\n";
   }
   os << std::left << std::setw(64) << "total (sum of per-step maxima)" << std::right << std::setw(12) << mx.bytes
-     << std::setw(10) << mx.messages << "\n";
+     << std::setw(10) << mx.messages << std::setw(12) << local_bytes() << "\n";
   return os.str();
 }
 
@@ -1064,6 +1082,7 @@ std::string plan::to_json() const {
   os << "{\n  \"nranks\": " << nranks << ",\n  \"predicted\": {\"max_rank_bytes\": " << mx.bytes
      << ", \"max_rank_messages\": " << mx.messages << ", \"total_bytes\": " << tot.bytes
      << ", \"total_messages\": " << tot.messages << ", \"copy_bytes\": " << copy_bytes()
+     << ", \"max_rank_local_bytes\": " << local_bytes()
      << "},\n  \"device\": \"" << device_name(device) << "\",\n  \"result\": " << result << ",\n  \"steps\": [";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
@@ -1082,6 +1101,7 @@ std::string plan::to_json() const {
     if (s.from) os << ", \"from\": " << json_layout(*s.from);
     if (s.to) os << ", \"to\": " << json_layout(*s.to);
     os << ", \"max_rank_bytes\": " << s.traffic.max_rank.bytes << ", \"max_rank_messages\": " << s.traffic.max_rank.messages
+       << ", \"max_rank_local_bytes\": " << s.local_bytes
        << ", \"total_bytes\": " << s.traffic.total.bytes << ", \"total_messages\": " << s.traffic.total.messages;
     if (!s.traffic.per_rank.empty()) {
       os << ", \"per_rank\": [";

@@ -78,6 +78,11 @@ struct step {
   traffic_summary traffic;         // predicted, per rank on request
   device_kind on = device_kind::cpu;  // where the step runs (GPU plans: kernels there, the rest on the host)
   std::int64_t copy_bytes = 0;     // to_host/to_device: bytes over the host-device link on the busiest rank
+  // Bytes the step writes into memory on the busiest rank: the block a kernel,
+  // move, transpose, product or allreduce fills (what the cost model's kappa
+  // prices for moves and transposes). Halo ghosts arrive by message (traffic)
+  // and host-device copies are copy_bytes: 0 here.
+  std::int64_t local_bytes = 0;
 };
 
 class plan {
@@ -94,6 +99,7 @@ class plan {
 
   traffic max_rank() const;  // summed over steps of the per-step maximum
   std::int64_t copy_bytes() const;  // host<->device bytes on the busiest rank, summed over copy steps
+  std::int64_t local_bytes() const;  // summed over steps of step::local_bytes
   traffic total() const;
   std::uint64_t hash() const;
   std::string to_string() const;  // EXPLAIN

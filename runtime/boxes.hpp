@@ -133,7 +133,7 @@ std::vector<T> reshape_boxes(const std::vector<T, A>& local, const box<N>& in, c
 // compiled without Eigen on the include path, and never need them.
 #if __has_include(<unsupported/Eigen/CXX11/Tensor>)
 }  // namespace ember
-#include <unsupported/Eigen/CXX11/Tensor>
+#include "eigen_tensor.hpp"
 namespace ember {
 namespace detail {
 template <class T, std::size_t N>

@@ -81,8 +81,7 @@ void broadcast(std::vector<T, A>& v, int root = 0, const communicator& c = world
 // compiled without Eigen on the include path, and never need them.
 #if __has_include(<Eigen/Core>)
 }  // namespace ember
-#include <Eigen/Core>
-#include <unsupported/Eigen/CXX11/Tensor>
+#include "eigen_tensor.hpp"
 namespace ember {
 // Dense Eigen matrices and arrays: dynamic sizes are resized to the root's on the
 // other ranks; fixed sizes must agree.

@@ -455,6 +455,15 @@ exchange_in_flight exchange::begin(const communicator& comm, const void* src_buf
   const std::int64_t es = std::int64_t(elem_);
   f.dst_ = dst;
   f.elem_ = elem_;
+  if (staged > 0) {
+    // this exchange's staging block again, unless a move still in flight holds it
+    if (!begin_staging_ || begin_staging_.use_count() > 1 || begin_staging_bytes_ < staged) {
+      begin_staging_ = std::shared_ptr<char[]>(new char[std::size_t(staged)]);
+      begin_staging_bytes_ = staged;
+    }
+    f.staging_ = begin_staging_;
+  }
+  char* next = f.staging_.get();
   // Each transfer in the chunks run() uses (the same messages): receives first.
   auto post = [&](const exchange_transfer& t, char* base, bool send) {
     for (std::int64_t c = 0, n = t.messages(); c < n; ++c) {
@@ -468,18 +477,18 @@ exchange_in_flight exchange::begin(const communicator& comm, const void* src_buf
     if (t.dst_contiguous) {
       post(t, dst + t.segments[0].dst_offset * es, false);
     } else {
-      f.bufs_.emplace_back(new char[std::size_t(t.bytes)]);
-      post(t, f.bufs_.back().get(), false);
-      f.unpack_.emplace_back(&t, f.bufs_.back().get());
+      post(t, next, false);
+      f.unpack_.emplace_back(&t, next);
+      next += t.bytes;
     }
   }
   for (const auto& t : sends_) {
     if (t.src_contiguous) {
       post(t, const_cast<char*>(src + t.segments[0].src_offset * es), true);
     } else {
-      f.bufs_.emplace_back(new char[std::size_t(t.bytes)]);
-      pack_transfer(t, src, f.bufs_.back().get(), elem_);
-      post(t, f.bufs_.back().get(), true);
+      pack_transfer(t, src, next, elem_);
+      post(t, next, true);
+      next += t.bytes;
     }
   }
   for (const auto& s : self_) copy_segment(s, src, dst, elem_);
@@ -491,7 +500,7 @@ void exchange_in_flight::finish() {
   reqs_.clear();
   for (const auto& [t, bytes] : unpack_) unpack_transfer(*t, bytes, dst_, elem_);
   unpack_.clear();
-  bufs_.clear();
+  staging_.reset();
 }
 
 void exchange_in_flight::finish_noexcept() noexcept {

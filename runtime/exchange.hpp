@@ -56,7 +56,7 @@ class exchange_in_flight {
     if (this != &o) {
       finish_noexcept();
       reqs_ = std::move(o.reqs_);
-      bufs_ = std::move(o.bufs_);
+      staging_ = std::move(o.staging_);
       unpack_ = std::move(o.unpack_);
       dst_ = o.dst_;
       elem_ = o.elem_;
@@ -70,7 +70,10 @@ class exchange_in_flight {
  private:
   friend class exchange;
   std::vector<MPI_Request> reqs_;
-  std::vector<std::unique_ptr<char[]>> bufs_;  // packed sends and staged receives
+  // Packed sends and staged receives: the exchange's own staging block, held
+  // here while the messages are in flight (so a second begin() of the same
+  // exchange meanwhile stages elsewhere, and the block outlives the exchange).
+  std::shared_ptr<char[]> staging_;
   std::vector<std::pair<const exchange_transfer*, const char*>> unpack_;  // staged receive, its bytes
   char* dst_ = nullptr;
   std::size_t elem_ = 1;
@@ -127,6 +130,11 @@ class exchange {
   // allgather method
   std::vector<std::int64_t> ag_counts_, ag_displs_;
   std::int64_t ag_mine_ = 0, ag_src_offset_ = 0;
+
+  // begin()'s staging, kept for the next begin(): a halo exchanged every step of
+  // a loop allocates once (reused while no move in flight holds it).
+  mutable std::shared_ptr<char[]> begin_staging_;
+  mutable std::int64_t begin_staging_bytes_ = 0;
 
   void run_p2p(const communicator& comm, const char* src, char* dst) const;
   void run_host(const communicator& comm, const char* src, char* dst) const;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <ember.hpp>
+#include <runtime/communicator.hpp>   // ember::environment, ember::world: all a runner needs
 
 // Sanitizer builds (tests/sanitizers/build.sh): LeakSanitizer can only name the
 // library of an allocation while that library is loaded, and OpenMPI dlclose()s

@@ -6,6 +6,10 @@
 #   bash tests/run_examples.sh [build-dir] ["name args" ...]
 #   (default: build; pca, dmd, kmeans at small sizes)
 set -u
+# The whole-program check: every evaluation of every example measures each
+# step's bytes and messages and ends the run with ember::error on every rank if
+# they differ from what its plan (EXPLAIN) predicted for that rank.
+export EMBER_CHECK_TRAFFIC=1
 build="${1:-build}"
 shift $(( $# > 0 ? 1 : 0 ))
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1

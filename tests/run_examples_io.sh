@@ -4,6 +4,10 @@
 # output bit for bit (2x-1 and the CSV are exact; the column sums to 1e-12).
 #   bash tests/run_examples_io.sh [build-dir]
 set -u
+# The whole-program check: every evaluation of every example measures each
+# step's bytes and messages and ends the run with ember::error on every rank if
+# they differ from what its plan (EXPLAIN) predicted for that rank.
+export EMBER_CHECK_TRAFFIC=1
 build="${1:-build}"
 exe="$build/examples/io_roundtrip"
 [[ -x "$exe" ]] || { echo "run_examples_io: $exe not found (build it first)"; exit 1; }

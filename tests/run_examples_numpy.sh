@@ -5,6 +5,10 @@
 # and compares each result bit for bit.
 #   bash tests/run_examples_numpy.sh [build-dir] name...   (default: views_numpy select_numpy)
 set -u
+# The whole-program check: every evaluation of every example measures each
+# step's bytes and messages and ends the run with ember::error on every rank if
+# they differ from what its plan (EXPLAIN) predicted for that rank.
+export EMBER_CHECK_TRAFFIC=1
 build="${1:-build}"
 shift || true
 names=("$@")

@@ -2,6 +2,7 @@
 // balance_, resplit to none. Every move is checked bit for bit against a serial
 // reference computed without ember's communication (the generator evaluated on the
 // global index range), and the traffic counters against the engine's prediction.
+#include <algorithm>
 #include <random>
 
 #include "common.hpp"
@@ -431,4 +432,113 @@ TEST_CASE("steady-state loops of moves and expressions allocate nothing after th
   step();
   CHECK(test::all_ranks(ember::allocations().count > before_off));
   ember::memory_pool_limit() = saved;
+}
+
+TEST_CASE("copyto writes into the destination's storage, whatever its layout", "[exchange][memory]") {
+  const auto& w = ember::world();
+  const int P = w.size();
+  // 2048 x 64 doubles: every rank's block is at least 64 KiB at 1-4 ranks (pooled staging)
+  auto X = ember::random::randn<double>({2048, 64}, {.split = 0});
+  const auto Xg = test::gathered(X);
+  auto Y = ember::zeros<double>({2048, 64}, {.split = 1});
+  const ember::dndarray<double, 2> alias = Y;  // another handle of Y's storage
+  const double* block = Y.lstorage();
+  const auto predicted = X.plan_move(Y.layout()).predicted();
+  const auto sent = w.sent();
+  ember::copyto(Y, X);
+  // exactly the exchange of resplit(X, 1), into Y's own blocks
+  CHECK(test::all_ranks(w.sent() - sent == predicted));
+  CHECK(test::all_ranks(Y.lstorage() == block));
+  CHECK(Y.split() == ember::split_axis{1});
+  CHECK(test::all_ranks(test::gathered(alias) == Xg));
+  // in a loop: no allocation after the first iterations (staging from the pool)
+  auto G = ember::zeros<double>({2048, 64}, {.split = ember::none});
+  auto step = [&] {
+    ember::copyto(Y, X);
+    ember::copyto(G, X);
+  };
+  step();
+  step();
+  const auto before = ember::allocations().count;
+  for (int i = 0; i < 4; ++i) step();
+  if (ember::memory_pool_limit() > 0) CHECK(test::all_ranks(ember::allocations().count == before));
+  CHECK(test::all_ranks(test::gathered(Y) == Xg));
+  CHECK(test::all_ranks(G.lnumel() == 2048 * 64));
+  bool ok = true;
+  for (std::int64_t i = 0; i < G.lnumel(); ++i) ok = ok && G.ldata()[i] == Xg[std::size_t(i)];
+  CHECK(test::all_ranks(ok));
+
+  // an expression, broadcasting (a row into every row), a scalar, a cast
+  ember::copyto(Y, X * 2.0 - 1.0);
+  auto Yg = test::gathered(Y);
+  ok = true;
+  for (std::size_t i = 0; i < Yg.size(); ++i) ok = ok && Yg[i] == Xg[i] * 2.0 - 1.0;
+  CHECK(test::all_ranks(ok));
+  auto row = ember::arange<double>(0.0, 64.0, 1.0, {.split = 0});
+  ember::copyto(Y, row);
+  Yg = test::gathered(Y);
+  ok = true;
+  for (std::size_t i = 0; i < Yg.size(); ++i) ok = ok && Yg[i] == double(i % 64);
+  CHECK(test::all_ranks(ok));
+  ember::copyto(Y, 3.5);
+  Yg = test::gathered(Y);
+  CHECK(test::all_ranks(std::all_of(Yg.begin(), Yg.end(), [](double v) { return v == 3.5; })));
+  auto F = ember::zeros<float>({2048, 64}, {.split = 1});
+  ember::copyto(F, X);  // float64 -> float32: a same_kind cast
+  const auto Fg = test::gathered(F);
+  ok = true;
+  for (std::size_t i = 0; i < Fg.size(); ++i) ok = ok && Fg[i] == float(Xg[i]);
+  CHECK(test::all_ranks(ok));
+  auto I = ember::zeros<std::int64_t>({2048, 64}, {.split = 0});
+  auto J = ember::arange<std::int32_t>(0, 2048 * 64, 1, {.split = 0});
+  ember::copyto(I, ember::reshape(J, {2048, 64}));  // int32 -> int64
+  const auto Ig = test::gathered(I);
+  ok = true;
+  for (std::size_t i = 0; i < Ig.size(); ++i) ok = ok && Ig[i] == std::int64_t(i);
+  CHECK(test::all_ranks(ok));
+
+  // the source is the destination, transposed (NumPy buffers the overlap)
+  auto S = ember::random::randn<double>({96, 96}, {.split = 0});
+  const auto Sg = test::gathered(S);
+  ember::copyto(S, ember::transpose(S));
+  const auto Tg = test::gathered(S);
+  ok = true;
+  for (int i = 0; i < 96; ++i)
+    for (int j = 0; j < 96; ++j) ok = ok && Tg[std::size_t(i * 96 + j)] == Sg[std::size_t(j * 96 + i)];
+  CHECK(test::all_ranks(ok));
+
+  // shapes that do not broadcast: the same shape_error on every rank
+  auto small = ember::zeros<double>({3, 5}, {.split = 0});
+  REQUIRE_THROWS_AS(ember::copyto(small, ember::zeros<double>({4, 5}, {.split = 0})), ember::shape_error);
+  REQUIRE_THROWS_AS(ember::copyto(small, ember::zeros<double>({5, 3}, {.split = 1})), ember::shape_error);
+  (void)P;
+}
+
+TEST_CASE("EMBER_CHECK_TRAFFIC names the rank and step whose counters differ from the plan", "[exchange][traffic]") {
+  const auto& w = ember::world();
+  const int P = w.size();
+  using ember::planner::step_kind;
+  std::vector<ember::step_trace> t = {{step_kind::fused_kernel, {}, {}},
+                                      {step_kind::resplit, {4096, 2}, {4096, 2}},
+                                      {step_kind::allreduce, {16, 1}, {16, 1}}};
+  CHECK_NOTHROW(ember::detail::check_traffic(w, t));
+  if (w.rank() == P - 1) t[1].measured = {4000, 2};  // one rank's counters disagree
+  std::string msg;
+  try {
+    ember::detail::check_traffic(w, t);
+  } catch (const ember::error& e) {
+    msg = e.what();
+  }
+  const std::string want = "rank " + std::to_string(P - 1) + ": step 2 of 3 (resplit) sent 4000 B in 2 messages, the plan predicted 4096 B in 2";
+  CHECK(test::all_ranks(msg.find(want) != std::string::npos));
+  // and a real program under the check: moves, a reduction, a product
+  setenv("EMBER_CHECK_TRAFFIC", "1", 1);
+  auto A = ember::random::randn<double>({300, 40}, {.split = 0});
+  ember::dndarray<double, 2> B = ember::resplit(A, 1) * 2.0;
+  ember::dndarray<double, 2> C = ember::matmul(ember::transpose(A), A) + 1.0;
+  auto s = ember::eval(ember::sum(A * A, 0));
+  unsetenv("EMBER_CHECK_TRAFFIC");
+  CHECK(C.shape()[0] == 40);
+  CHECK(s.shape()[0] == 40);
+  CHECK(B.shape()[1] == 40);
 }
