@@ -229,7 +229,15 @@ TEST_CASE("plans print, export as JSON and DOT, and plan 65536 ranks quickly", "
   auto p = ember::plan_for(e, 65536);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   INFO(p);
-  CHECK(ms < 1000.0);  // the bench holds the 10 ms target; this only guards against blow-ups
+  // The bench holds the 10 ms target (7 ms in a release build here); this only
+  // guards against blow-ups. The sanitizer build runs at -O0 under ASan, about
+  // 130x slower (1.02 s once at 3 ranks on 2 cores), so it gets 5 s.
+#if defined(__SANITIZE_ADDRESS__)
+  const double limit_ms = 5000.0;
+#else
+  const double limit_ms = 1000.0;
+#endif
+  CHECK(ms < limit_ms);
   CHECK(p.nranks == 65536);
   const std::string text = p.to_string();
   CHECK(text.find("fused_kernel") != std::string::npos);
