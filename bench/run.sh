@@ -42,7 +42,7 @@ for e in json.load(open(sys.argv[1] + "/compile_commands.json")):
             if skip: skip = False; continue
             if p in ("-o", "-MF", "-MQ"): skip = True; continue
             if p == "-include" and sys.argv[3] == "nopch": skip = True; continue
-            if p in ("-MD",): continue
+            if p in ("-MD", "-fpch-deps"): continue  # (GCC 12 crashes on -fpch-deps without -MD)
             out.append(p)
         print(" ".join(out) + " -o /dev/null")
         break
