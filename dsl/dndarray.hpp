@@ -58,6 +58,11 @@ void assign_expression(dndarray<T, N>& dst, const E& e);
 // whose arrays prove it (results of a GPU array's linear algebra).
 template <dtype T, int N>
 dndarray<T, N> on_device(const dndarray<T, N>& a, device_kind d);
+// src's values into dst's storage (same shape, any two layouts, same device):
+// a copy of the block when the layouts match, otherwise the exchange engine
+// straight into dst's blocks. What every move and ember::copyto run.
+template <dtype T, int N>
+void move_values(const dndarray<T, N>& src, const dndarray<T, N>& dst);
 // a(i0, i1, ...): a lazy view (dsl/view.hpp).
 template <dtype T, int N, class... I>
 auto make_view(const dndarray<T, N>& a, const I&... idx);
@@ -341,12 +346,7 @@ class dndarray {
                         " to a layout of shape " + detail::shape_str(target.shape()));
     return target;
   }
-  void fill_from_this(dndarray& dst) const {
-    if (dst.s_->lay == st().lay)
-      detail::copy_between(dst.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
-    else
-      exchange(st().lay, dst.s_->lay, rank(), sizeof(T)).run(comm(), lstorage(), dst.lstorage(), device());
-  }
+  void fill_from_this(dndarray& dst) const { detail::move_values(*this, dst); }
 
   // The arguments of each move, hashed with the array's own layout (a rank
   // holding another array is a divergence too) and described for the message.
@@ -415,6 +415,14 @@ dndarray<T, N> agreed_array(const layout& l, const communicator& c, const char* 
                                    axis_str(l.split());
                           }},
                       [&] { return dndarray<T, N>(l, c); });
+}
+
+template <dtype T, int N>
+void move_values(const dndarray<T, N>& src, const dndarray<T, N>& dst) {
+  if (src.layout() != dst.layout())
+    src.plan_move(dst.layout()).run(src.comm(), src.lstorage(), dst.lstorage(), src.device());
+  else if (src.lstorage() != dst.lstorage())  // (the same block: nothing to do)
+    copy_between(dst.lstorage(), dst.device(), src.lstorage(), src.device(), src.lnumel() * std::int64_t(sizeof(T)));
 }
 
 template <dtype T, int N>

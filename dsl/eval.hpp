@@ -156,13 +156,7 @@ void copy_into(const dndarray<T, N>& dst, const E& node) {
                       shape_str(d.shape()) + ") in " + std::string(device_name(dst.device())) +
                       " memory; move one with .to()");
   if constexpr (std::is_same_v<E, expr::leaf<T, N>>) {
-    // an array of the same dtype: the exchange engine, straight into dst's blocks
-    const dndarray<T, N>& src = node.a;
-    if (src.lstorage() == dst.lstorage() && src.layout() == d) return;  // copyto(a, a)
-    if (src.layout() == d)
-      copy_between(dst.lstorage(), dst.device(), src.lstorage(), src.device(), src.lnumel() * std::int64_t(sizeof(T)));
-    else
-      src.plan_move(d).run(dst.comm(), src.lstorage(), dst.lstorage(), dst.device());
+    move_values(node.a, dst);  // an array of the same dtype: no plan, the move itself
   } else {
     dndarray<T, N> handle = dst;  // same storage: the assignment writes into it
     assign_expression<this_code>(handle, node);
