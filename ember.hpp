@@ -28,7 +28,9 @@
 #include "dsl/random.hpp"
 #include "dsl/expr.hpp"
 #include "dsl/eval.hpp"
+#include "dsl/ufuncs.hpp"
 #include "dsl/reductions.hpp"
+#include "dsl/statistics.hpp"
 #include "dsl/matmul.hpp"
 #include "dsl/view.hpp"
 #include "dsl/shift.hpp"
@@ -36,6 +38,7 @@
 #include "shape/shape.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
+#include "dsl/methods.hpp"
 #include "linalg/linalg.hpp"
 #include "io/io.hpp"
 #if defined(__CUDACC__)

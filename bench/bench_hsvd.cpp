@@ -37,7 +37,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 
 // ||A - U diag(S) V^T||_F / ||A||_F for A split 0, U split 0 with A's rows, V
 // replicated: local residual rows, one allreduce.
-double relative_error(const ember::dndarray<double, 2>& A, const ember::linalg::svd_result<double>& f, i64 k) {
+double relative_error(const ember::dndarray<double, 2>& A, const ember::linalg::rsvd_result<double>& f, i64 k) {
   const i64 ln = A.lshape()[0], n = A.shape()[1], ku = f.U.shape()[1], kv = f.V.shape()[1];
   auto U = f.U.moved_to(A.layout().with_shape({A.shape()[0], ku}, 0));
   auto V = ember::resplit(f.V, ember::none);
@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   // row-major A_i = Z_i (Q diag(sigma))^T; column-major A_i^T = (Q diag) Z_i^T
   ember::lapack::gemm<double>(false, false, n, Z.lshape()[0], n, 1.0, Q.data(), n, Z.ldata(), n, 0.0, A.ldata(), n);
 
-  ember::linalg::svd_result<double> exact, rs;
+  ember::linalg::svd_result<double> exact;
+  ember::linalg::rsvd_result<double> rs;
   ember::linalg::hsvd_result<double> hs;
   const auto t = bench::time_interleaved(MPI_COMM_WORLD, reps,
                           {[&] { exact = ember::linalg::svd(A); }, [&] { hs = ember::linalg::hsvd_rank(A, r); },

@@ -8,6 +8,7 @@ ninja -C "$build" benchmarks  # not built by default (bench/meson.build)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_foundation" "${2:-4096}" "${3:-7}"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_expr"
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_ufuncs"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_views" 4096 20
 # a(mask) of 2^25 doubles and take of 2^22 random indices vs hand-written MPI
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_selection" 25 22

@@ -74,7 +74,14 @@ struct selection_operand<dndarray<U, M>>
     : std::bool_constant<std::is_same_v<U, bool> || (M == 1 && std::is_integral_v<U>)> {};
 template <dtype T, int N, class S>
 auto select_by(const dndarray<T, N>& a, const S& sel);
+// The member spellings' implementations (a.sum(), a.T(), ...): dsl/methods.hpp,
+// which ember.hpp includes after every free function they call.
+template <class Array>
+struct array_methods;
 }  // namespace detail
+struct reduce_options;  // dsl/reductions.hpp
+struct all_axes_t;
+struct shape_options;  // shape/shape.hpp
 
 // A GPU block as a typed view: the device pointer and the local shape. For CUDA
 // kernels, cuBLAS or another CUDA library; never dereferenced on the host.
@@ -93,15 +100,16 @@ struct device_view {
 inline constexpr std::nullopt_t none = std::nullopt;
 using split_axis = std::optional<int>;
 
-template <dtype T, int N>
+template <dtype Elem, int N>
 class dndarray {
+  // (the element type is Elem in here, not T: a.T() is NumPy's transpose)
   static_assert(N >= 1, "ember::dndarray: the rank N must be at least 1");
 
  public:
-  using value_type = T;
+  using value_type = Elem;
   using shape_type = std::array<std::int64_t, N>;
   using map_type = std::vector<shape_type>;
-  using local_type = Eigen::TensorMap<Eigen::Tensor<T, N, Eigen::RowMajor>>;
+  using local_type = Eigen::TensorMap<Eigen::Tensor<Elem, N, Eigen::RowMajor>>;
   static constexpr int ndim_v = N;
 
   dndarray() = default;  // a null handle; assign to it before use
@@ -123,7 +131,7 @@ class dndarray {
 
   // Wraps existing local storage laid out as `l` on `c` (no copy); `d` says
   // where `data` points (a device pointer for ember::gpu).
-  dndarray(const ember::layout& l, const communicator& c, std::shared_ptr<T[]> data, device_kind d = device_kind::cpu)
+  dndarray(const ember::layout& l, const communicator& c, std::shared_ptr<Elem[]> data, device_kind d = device_kind::cpu)
       : s_((check_layout(l, c), std::make_shared<state>(state{l, c, std::move(data), d}))) {}
 
   // Allocates an uninitialized local block for `l` on `c`, in `d` memory (for
@@ -149,7 +157,7 @@ class dndarray {
   std::int64_t numel() const { return st().lay.numel(); }
   std::int64_t lnumel() const { return st().lay.local_size(rank()); }
   static constexpr int ndim() { return N; }
-  static constexpr std::string_view dtype() { return dtype_name<T>(); }
+  static constexpr std::string_view dtype() { return dtype_name<Elem>(); }
   bool is_distributed() const { return split().has_value() && comm().size() > 1; }
   bool is_balanced() const { return st().lay.is_balanced(); }
   // Offset of this rank's block along the split axis (0 when not split).
@@ -171,7 +179,7 @@ class dndarray {
     return detail::select_by(*this, sel);
   }
   // One element on every rank, from the rank that holds it (ember::item).
-  T item(const std::array<std::int64_t, std::size_t(N)>& index) const;
+  Elem item(const std::array<std::int64_t, std::size_t(N)>& index) const;
   [[deprecated("ember: dndarray::distribution() is now layout()")]] const ember::layout& distribution() const {
     return layout();
   }
@@ -190,18 +198,18 @@ class dndarray {
     for (int i = 0; i < N; ++i) d[i] = Eigen::Index(l[i]);
     return local_type(host_data("larray"), d);
   }
-  T* ldata() const { return host_data("ldata"); }
+  Elem* ldata() const { return host_data("ldata"); }
   // The GPU block (device pointer and local shape); a host array refuses.
-  device_view<T, N> larray_device() const {
+  device_view<Elem, N> larray_device() const {
     if (device() != device_kind::gpu)
-      throw value_error("ember::dndarray::larray_device: this " + std::string(dtype_name<T>()) + " array of shape " +
+      throw value_error("ember::dndarray::larray_device: this " + std::string(dtype_name<Elem>()) + " array of shape " +
                         detail::shape_str(shape()) + " is in host memory (device cpu); use larray(), or to(ember::gpu)");
     return {st().data.get(), lshape()};
   }
   // The local block wherever it lives (device() says where): for code that
   // handles both kinds of memory, as the evaluator and the exchange do.
-  T* lstorage() const { return st().data.get(); }
-  const std::shared_ptr<T[]>& lstorage_handle() const { return st().data; }
+  Elem* lstorage() const { return st().data.get(); }
+  const std::shared_ptr<Elem[]>& lstorage_handle() const { return st().data; }
 
   // ---- copies ----
   // Allocation is agreed across ranks (one out of memory: memory_error on every rank).
@@ -209,7 +217,7 @@ class dndarray {
     const auto& c = comm();
     dndarray r = detail::agreed_entry(c, {"ember::dndarray::copy", "array", st().lay.hash(), [&] { return describe(); }},
                                       [&] { return dndarray(st().lay, c, device()); });
-    detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(T)));
+    detail::copy_between(r.lstorage(), device(), lstorage(), device(), lnumel() * std::int64_t(sizeof(Elem)));
     return r;
   }
   // This array's values in `d` memory, same layout: the array itself (a handle to
@@ -219,6 +227,111 @@ class dndarray {
   dndarray to(device_kind d) const {
     if (d == device_kind::gpu) detail::require_gpu(comm(), "ember::dndarray::to(ember::gpu)");
     return detail::on_device(*this, d);
+  }
+
+  // ---- NumPy's member spellings: the same lazy nodes as the free functions ----
+  // a.sum() is ember::sum(a) (a value on every rank), a.sum(1) is ember::sum(a, 1)
+  // (lazy), and so on for prod min max mean var std argmin argmax any all;
+  // a.astype<U>(), a.Elem(), a.reshape({..}), a.ravel(), a.flatten(), a.squeeze(),
+  // a.clip(lo, hi), a.round(d), a.conj(), a.dot(b), a.fill(v) likewise.
+#define EMBER_MEMBER_REDUCTION(NAME)                                                                 \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME() const {                                                                                \
+    return M::NAME(*this);                                                                           \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(const all_axes_t& t) const {                                                             \
+    return M::NAME(*this, t);                                                                        \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(const all_axes_t& t, const reduce_options& o) const {                                    \
+    return M::NAME(*this, t, o);                                                                     \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(int axis) const {                                                                        \
+    return M::NAME(*this, axis);                                                                     \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(int axis, const reduce_options& o) const {                                               \
+    return M::NAME(*this, axis, o);                                                                  \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(std::initializer_list<int> axes) const {                                                 \
+    return M::NAME(*this, axes);                                                                     \
+  }                                                                                                  \
+  template <class M = detail::array_methods<dndarray>>                                               \
+  auto NAME(std::initializer_list<int> axes, const reduce_options& o) const {                        \
+    return M::NAME(*this, axes, o);                                                                  \
+  }
+  EMBER_MEMBER_REDUCTION(sum)
+  EMBER_MEMBER_REDUCTION(prod)
+  EMBER_MEMBER_REDUCTION(min)
+  EMBER_MEMBER_REDUCTION(max)
+  EMBER_MEMBER_REDUCTION(mean)
+  EMBER_MEMBER_REDUCTION(var)
+  EMBER_MEMBER_REDUCTION(std)
+  EMBER_MEMBER_REDUCTION(argmin)
+  EMBER_MEMBER_REDUCTION(argmax)
+  EMBER_MEMBER_REDUCTION(any)
+  EMBER_MEMBER_REDUCTION(all)
+#undef EMBER_MEMBER_REDUCTION
+  // var and std over every axis with options: a.var({.ddof = 1}).
+  template <class M = detail::array_methods<dndarray>>
+  auto var(const reduce_options& o) const {
+    return M::var(*this, o);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto std(const reduce_options& o) const {
+    return M::std(*this, o);
+  }
+  template <ember::dtype U, class M = detail::array_methods<dndarray>>
+  auto astype() const {
+    return M::template astype<U>(*this);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto T() const {
+    return M::T(*this);
+  }
+  template <std::size_t K, class M = detail::array_methods<dndarray>>
+  auto reshape(const std::int64_t (&shape)[K]) const {
+    return M::reshape(*this, shape);
+  }
+  template <std::size_t K, class M = detail::array_methods<dndarray>>
+  auto reshape(const std::int64_t (&shape)[K], const shape_options& o) const {
+    return M::reshape(*this, shape, o);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto ravel() const {
+    return M::ravel(*this);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto flatten() const {
+    return M::flatten(*this);
+  }
+  template <class M = detail::array_methods<dndarray>, class... A>
+  auto squeeze(const A&... axis) const {
+    return M::squeeze(*this, axis...);
+  }
+  template <class L, class H, class M = detail::array_methods<dndarray>>
+  auto clip(const L& lo, const H& hi) const {
+    return M::clip(*this, lo, hi);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto round(int decimals = 0) const {
+    return M::round(*this, decimals);
+  }
+  template <class M = detail::array_methods<dndarray>>
+  auto conj() const {
+    return M::conj(*this);
+  }
+  template <class B, class M = detail::array_methods<dndarray>>
+  auto dot(const B& b) const {
+    return M::dot(*this, b);
+  }
+  // NumPy's a.fill(v): every element set to v, in place.
+  template <class V, class M = detail::array_methods<dndarray>>
+  void fill(const V& v) const {
+    M::fill(*this, v);
   }
 
   // ---- redistribution: every one of these is the exchange engine ----
@@ -254,7 +367,7 @@ class dndarray {
   }
   // The exchange that move_to(target) would run on this rank, for inspection
   // (predicted bytes and messages) without moving anything.
-  exchange plan_move(const ember::layout& target) const { return exchange(st().lay, target, rank(), sizeof(T)); }
+  exchange plan_move(const ember::layout& target) const { return exchange(st().lay, target, rank(), sizeof(Elem)); }
 
   ember::layout redistribute_target(const map_type& target_map) const {
     std::vector<index_vec> m;
@@ -271,7 +384,7 @@ class dndarray {
   struct state {
     ember::layout lay;
     communicator comm;
-    std::shared_ptr<T[]> data;
+    std::shared_ptr<Elem[]> data;
     device_kind dev = device_kind::cpu;
   };
   std::shared_ptr<state> s_;
@@ -285,29 +398,29 @@ class dndarray {
     return *s_;
   }
   std::string describe() const {
-    return std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(st().lay.shape()) + ", split " +
+    return std::string(dtype_name<Elem>()) + " array of shape " + detail::shape_str(st().lay.shape()) + ", split " +
            detail::axis_str(st().lay.split());
   }
-  T* host_data(const char* what) const {
+  Elem* host_data(const char* what) const {
     if (st().dev == device_kind::gpu)
       throw value_error(std::string("ember::dndarray::") + what + ": the local block of this " +
-                        std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(shape()) +
+                        std::string(dtype_name<Elem>()) + " array of shape " + detail::shape_str(shape()) +
                         " is in GPU memory; use larray_device() for a device view, or to(ember::cpu) for a host copy");
     return st().data.get();
   }
-  static std::shared_ptr<T[]> allocate_block(const ember::layout& l, int rank, device_kind d) {
+  static std::shared_ptr<Elem[]> allocate_block(const ember::layout& l, int rank, device_kind d) {
     // The global byte count must fit (a replicated check: every rank alike).
-    detail::checked_bytes(l.shape(), std::int64_t(sizeof(T)),
-                          "ember::dndarray<" + std::string(dtype_name<T>()) + ", " + std::to_string(N) + ">");
+    detail::checked_bytes(l.shape(), std::int64_t(sizeof(Elem)),
+                          "ember::dndarray<" + std::string(dtype_name<Elem>()) + ", " + std::to_string(N) + ">");
     const std::int64_t n = l.local_size(rank);
     try {
-      if (d == device_kind::cpu) return detail::allocate<T>(n);
-      auto p = detail::allocate_on(d, n * std::int64_t(sizeof(T)));
-      return std::shared_ptr<T[]>(p, static_cast<T*>(p.get()));
+      if (d == device_kind::cpu) return detail::allocate<Elem>(n);
+      auto p = detail::allocate_on(d, n * std::int64_t(sizeof(Elem)));
+      return std::shared_ptr<Elem[]>(p, static_cast<Elem*>(p.get()));
     } catch (const std::bad_alloc&) {
-      throw memory_error("ember: out of memory: cannot allocate " + detail::bytes_str(n * std::int64_t(sizeof(T))) +
+      throw memory_error("ember: out of memory: cannot allocate " + detail::bytes_str(n * std::int64_t(sizeof(Elem))) +
                          " for the local block " + detail::shape_str(l.lshape(rank)) + " of a " +
-                         std::string(dtype_name<T>()) + " array of shape " + detail::shape_str(l.shape()) +
+                         std::string(dtype_name<Elem>()) + " array of shape " + detail::shape_str(l.shape()) +
                          " (split " + detail::axis_str(l.split()) + ")" + (d == device_kind::gpu ? " on the GPU" : ""));
     }
   }
@@ -395,7 +508,7 @@ class dndarray {
   }
   static void check_layout(const ember::layout& l, const communicator& c) {
     if (l.ndim() != N)
-      throw shape_error("ember::dndarray<" + std::string(dtype_name<T>()) + ", " + std::to_string(N) +
+      throw shape_error("ember::dndarray<" + std::string(dtype_name<Elem>()) + ", " + std::to_string(N) +
                         ">: layout of shape " + detail::shape_str(l.shape()) + " has " + std::to_string(l.ndim()) +
                         " dimensions");
     if (l.nranks() != c.size())

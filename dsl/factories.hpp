@@ -1,4 +1,4 @@
-// Factories: zeros ones full empty arange linspace eye, *_like, and array(...)
+// Factories: zeros ones full empty arange linspace logspace geomspace eye, *_like, and array(...)
 // from data that every rank has or from disjoint per-rank blocks.
 #pragma once
 
@@ -184,6 +184,12 @@ dndarray<T, N> full_like(const dndarray<T, N>& a, T value) {
   detail::fill_value(r, value);
   return detail::on_device(r, a.device());
 }
+// (a fill value of another type converts to a's dtype, as NumPy's full_like)
+template <dtype T, int N, class V>
+  requires(std::is_arithmetic_v<V> && !std::is_same_v<V, T>)
+dndarray<T, N> full_like(const dndarray<T, N>& a, V value) {
+  return full_like(a, T(value));
+}
 template <dtype T, int N>
 dndarray<T, N> zeros_like(const dndarray<T, N>& a) {
   return full_like(a, T(0));
@@ -194,10 +200,35 @@ dndarray<T, N> ones_like(const dndarray<T, N>& a) {
 }
 
 // ---- ranges ----
+namespace detail {
+struct deduced_dtype {};  // arange's dtype when none is given: from the arguments
+template <class T, class... A>
+using arange_t = std::conditional_t<!std::is_same_v<T, deduced_dtype>, T,
+                                    std::conditional_t<(std::is_floating_point_v<A> || ...), double, std::int64_t>>;
+}  // namespace detail
+
 // NumPy's arange: ceil((stop - start) / step) values start, start + step, ...
-template <dtype T = std::int64_t>
-dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_options& o = {}) {
-  const double n = step == 0 ? 0 : std::ceil((stop - start) / step);
+// Its dtype follows NumPy's rule unless given: any floating argument gives
+// float64, integers int64 (arange(0.0, 1.0, 0.1) is ten floats; arange(5) five
+// int64). Integer ranges are computed exactly in integers; floating ones as
+// NumPy fills them (start + i * delta, delta = (start + step) - start in the
+// result type), so the values match NumPy's bit for bit.
+template <class T = detail::deduced_dtype, class A, class B, class C = std::int64_t>
+  requires(std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>)
+auto arange(A start_, B stop_, C step_ = 1, const factory_options& o = {}) {
+  using R = detail::arange_t<T, A, B, C>;
+  static_assert(dtype<R>, "ember::arange: the dtype must be an ember dtype");
+  constexpr bool exact = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
+  const double start = double(start_), stop = double(stop_), step = double(step_);
+  double n = step == 0 ? 0 : std::ceil((stop - start) / step);
+  if constexpr (exact) {
+    // the count in integers: no rounding of (stop - start) / step for wide ranges
+    const std::int64_t a = std::int64_t(start_), b = std::int64_t(stop_), s = std::int64_t(step_);
+    if (s != 0) {
+      const std::int64_t span = s > 0 ? b - a : a - b, st = s > 0 ? s : -s;
+      n = span <= 0 ? 0 : double(span / st + (span % st != 0));
+    }
+  }
   // A count no int64 holds (a tiny step over a wide range) is too big to allocate.
   const std::int64_t count = !(n > 0) ? 0 : n >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : std::int64_t(n);
   detail::factory_args x{detail::arg_hash().add(detail::bits_of(start)).add(detail::bits_of(stop)).add(detail::bits_of(step)).h,
@@ -213,14 +244,44 @@ dndarray<T, 1> arange(double start, double stop, double step = 1, const factory_
                                                std::to_string(stop) + " and step " + std::to_string(step) +
                                                " give infinitely many values (the array is too big)");
                          }};
-  auto a = detail::make<T>(std::array<std::int64_t, 1>{count}, o, true, x, "ember::arange");
-  detail::fill_by_index(a, [&](std::int64_t i) { return T(start + double(i) * step); });
+  auto a = detail::make<R>(std::array<std::int64_t, 1>{count}, o, true, x, "ember::arange");
+  if constexpr (exact && std::is_integral_v<R>) {
+    const std::int64_t a0 = std::int64_t(start_), s = std::int64_t(step_);
+    detail::fill_by_index(a, [&](std::int64_t i) { return R(a0 + i * s); });
+  } else if constexpr (std::is_floating_point_v<R>) {
+    const R first = R(start), delta = R(start + step) - first;
+    detail::fill_by_index(a, [&](std::int64_t i) { return R(first + R(i) * delta); });
+  } else {
+    detail::fill_by_index(a, [&](std::int64_t i) { return R(start + double(i) * step); });
+  }
   return detail::on_device(a, o.device);
 }
-template <dtype T = std::int64_t>
-dndarray<T, 1> arange(double stop, const factory_options& o = {}) {
-  return arange<T>(0, stop, 1, o);
+template <class T = detail::deduced_dtype, class A, class B>
+  requires(std::is_arithmetic_v<A> && std::is_arithmetic_v<B>)
+auto arange(A start, B stop, const factory_options& o) {
+  return arange<T>(start, stop, std::int64_t(1), o);
 }
+template <class T = detail::deduced_dtype, class B>
+  requires std::is_arithmetic_v<B>
+auto arange(B stop, const factory_options& o = {}) {
+  return arange<T>(B(0), stop, B(1), o);
+}
+
+namespace detail {
+// Sample i of NumPy's linspace(start, stop, num, endpoint), as NumPy computes it
+// (i * step + start, the last sample exactly stop with an endpoint).
+struct linear_samples {
+  double start, stop;
+  std::int64_t num;
+  bool endpoint;
+  double operator()(std::int64_t i) const {
+    if (endpoint && num > 1 && i == num - 1) return stop;
+    const std::int64_t div = endpoint ? num - 1 : num;
+    const double step = div > 0 ? (stop - start) / double(div) : 0.0;
+    return double(i) * step + start;
+  }
+};
+}  // namespace detail
 
 struct linspace_options {
   split_axis split = none;
@@ -238,12 +299,57 @@ dndarray<T, 1> linspace(double start, double stop, std::int64_t num, const linsp
                          }};
   auto a = detail::make<T>(std::array<std::int64_t, 1>{std::max<std::int64_t>(num, 0)},
                            {.split = o.split, .comm = o.comm, .device = o.device}, true, x, "ember::linspace");
-  const std::int64_t div = o.endpoint ? num - 1 : num;
-  const double step = div > 0 ? (stop - start) / double(div) : 0.0;
+  const detail::linear_samples y{start, stop, num, o.endpoint};
+  detail::fill_by_index(a, [&](std::int64_t i) { return T(y(i)); });
+  return detail::on_device(a, o.device);
+}
+
+// NumPy's logspace: base ** linspace(start, stop, num), computed in float64 (as
+// NumPy does) and stored as T; the values match NumPy's bit for bit.
+struct logspace_options {
+  split_axis split = none;
+  std::optional<communicator> comm = std::nullopt;
+  bool endpoint = true;
+  double base = 10.0;
+  device_kind device = device_kind::cpu;
+};
+template <dtype T = double>
+dndarray<T, 1> logspace(double start, double stop, std::int64_t num = 50, const logspace_options& o = {}) {
+  detail::factory_args x{detail::arg_hash().add(detail::bits_of(start)).add(detail::bits_of(stop)).add(o.endpoint).add(detail::bits_of(o.base)).h,
+                         [&] { return "start " + std::to_string(start) + ", stop " + std::to_string(stop) + ", base " + std::to_string(o.base); },
+                         [&] {
+                           if (num < 0)
+                             throw value_error("ember::logspace: number of samples " + std::to_string(num) + " is negative");
+                         }};
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{std::max<std::int64_t>(num, 0)},
+                           {.split = o.split, .comm = o.comm, .device = o.device}, true, x, "ember::logspace");
+  const detail::linear_samples y{start, stop, num, o.endpoint};
+  detail::fill_by_index(a, [&](std::int64_t i) { return T(std::pow(o.base, y(i))); });
+  return detail::on_device(a, o.device);
+}
+
+// NumPy's geomspace: num samples from start to stop, evenly spaced on a log
+// scale (10 ** linspace(log10(start), log10(stop))), the endpoints exactly start
+// and stop. Both negative: the negated sequence. Zero is NumPy's error; start and
+// stop of different signs give NaN inside, as NumPy's log10 of a negative does.
+template <dtype T = double>
+dndarray<T, 1> geomspace(double start, double stop, std::int64_t num = 50, const linspace_options& o = {}) {
+  detail::factory_args x{detail::arg_hash().add(detail::bits_of(start)).add(detail::bits_of(stop)).add(o.endpoint).h,
+                         [&] { return "start " + std::to_string(start) + ", stop " + std::to_string(stop); },
+                         [&] {
+                           if (num < 0)
+                             throw value_error("ember::geomspace: number of samples " + std::to_string(num) + " is negative");
+                           if (start == 0 || stop == 0)
+                             throw value_error("ember::geomspace: a geometric sequence cannot include zero (start " +
+                                               std::to_string(start) + ", stop " + std::to_string(stop) + ")");
+                         }};
+  auto a = detail::make<T>(std::array<std::int64_t, 1>{std::max<std::int64_t>(num, 0)},
+                           {.split = o.split, .comm = o.comm, .device = o.device}, true, x, "ember::geomspace");
+  const double sign = start < 0 && stop < 0 ? -1.0 : 1.0, s0 = start * sign, s1 = stop * sign;
+  const detail::linear_samples y{std::log10(s0), std::log10(s1), num, o.endpoint};
   detail::fill_by_index(a, [&](std::int64_t i) {
-    // The last sample is exactly `stop` with an endpoint, as in NumPy.
-    if (o.endpoint && num > 1 && i == num - 1) return T(stop);
-    return T(start + double(i) * step);
+    const double v = i == 0 ? s0 : (o.endpoint && num > 1 && i == num - 1) ? s1 : std::pow(10.0, y(i));
+    return T(sign * v);
   });
   return detail::on_device(a, o.device);
 }

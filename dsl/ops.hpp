@@ -57,6 +57,35 @@ using weak_scalar_t =
 template <class T>
 using float_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
+template <class T>
+inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Integer arithmetic wraps as NumPy's does (two's complement), never C++'s
+// undefined signed overflow: computed unsigned, at least as wide as unsigned
+// int (so narrow types are not promoted back to signed int first).
+template <class T>
+using wide_unsigned_t = std::common_type_t<unsigned, std::make_unsigned_t<T>>;
+template <class T>
+EMBER_HD T wrap_add(T a, T b) {
+  if constexpr (is_int_v<T>) return T(wide_unsigned_t<T>(a) + wide_unsigned_t<T>(b));
+  else return T(a + b);
+}
+template <class T>
+EMBER_HD T wrap_sub(T a, T b) {
+  if constexpr (is_int_v<T>) return T(wide_unsigned_t<T>(a) - wide_unsigned_t<T>(b));
+  else return T(a - b);
+}
+template <class T>
+EMBER_HD T wrap_mul(T a, T b) {
+  if constexpr (is_int_v<T>) return T(wide_unsigned_t<T>(a) * wide_unsigned_t<T>(b));
+  else return T(a * b);
+}
+template <class T>
+EMBER_HD T wrap_neg(T a) {
+  if constexpr (is_int_v<T>) return T(wide_unsigned_t<T>(0) - wide_unsigned_t<T>(a));
+  else return T(-a);
+}
+
 // ---- elementwise ----
 #define EMBER_BINARY(NAME, EXPR, ...)                           \
   struct NAME {                                                 \
@@ -71,9 +100,9 @@ using float_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
     }                                                           \
   };
 
-EMBER_BINARY(add, a + b, promote_t<A, B>)
-EMBER_BINARY(sub, a - b, promote_t<A, B>)
-EMBER_BINARY(mul, a * b, promote_t<A, B>)
+EMBER_BINARY(add, wrap_add(a, b), promote_t<A, B>)
+EMBER_BINARY(sub, wrap_sub(a, b), promote_t<A, B>)
+EMBER_BINARY(mul, wrap_mul(a, b), promote_t<A, B>)
 EMBER_BINARY(div, float_t<C>(a) / float_t<C>(b), float_t<promote_t<A, B>>)
 EMBER_BINARY(eq, a == b, bool)
 EMBER_BINARY(ne, a != b, bool)
@@ -97,8 +126,8 @@ struct power {
       std::int64_t base = std::int64_t(a), e = std::int64_t(b), r = 1;
       if (e < 0) return R(base == 1 ? 1 : base == -1 ? (e % 2 ? -1 : 1) : 0);
       while (e) {
-        if (e & 1) r *= base;
-        base *= base;
+        if (e & 1) r = wrap_mul(r, base);
+        base = wrap_mul(base, base);
         e >>= 1;
       }
       return R(r);
@@ -132,7 +161,7 @@ struct neg {
   using result = A;
   template <class R, class A>
   EMBER_HD static R apply(A a) {
-    return R(-a);
+    return R(wrap_neg(a));
   }
 };
 struct abs {
@@ -143,7 +172,7 @@ struct abs {
   EMBER_HD static R apply(A a) {
     if constexpr (std::is_same_v<A, bool>) return R(a);
     else if constexpr (std::is_floating_point_v<A>) return R(std::fabs(a));  // a bit operation, no branch
-    else return R(a < A(0) ? A(-a) : a);
+    else return R(a < A(0) ? wrap_neg(a) : a);  // abs(MIN) wraps to MIN, as in NumPy
   }
 };
 // clip(x, lo, hi) = minimum(maximum(x, lo), hi), in x's type.
@@ -277,3 +306,5 @@ template <class Op>
 inline constexpr bool is_arg_reduction_v = std::is_same_v<Op, argmin> || std::is_same_v<Op, argmax>;
 
 }  // namespace ember::op
+
+#include "math_ops.hpp"

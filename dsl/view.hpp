@@ -23,6 +23,7 @@
 #include "../planner/plan.hpp"
 #include "../runtime/view.hpp"
 #include "eval.hpp"
+#include "ufuncs.hpp"
 #include "reductions.hpp"
 
 namespace ember {
@@ -166,6 +167,30 @@ struct view_leaf : node_base {
     assign(rhs);
     return *this;
   }
+  // a(0, ember::all) += b: the setitem of a(0, ember::all) + b (same casting
+  // rule as the arrays' in-place operators, dsl/ufuncs.hpp).
+#define EMBER_VIEW_INPLACE(SYM, NAME)                                                                 \
+  template <class R>                                                                                  \
+    requires(operand<R>)                                                                              \
+  const view_leaf& operator SYM(const R& rhs) const {                                                 \
+    auto e = ember::NAME(*this, rhs);                                                                 \
+    static_assert(detail::same_kind_v<T, typename decltype(e)::value_type>,                           \
+                  "ember: `view " #SYM " b` gives a value that does not cast to the array's dtype "   \
+                  "under NumPy's same_kind rule; cast explicitly: view = ember::astype<T>(view op b)"); \
+    assign(e);                                                                                        \
+    return *this;                                                                                     \
+  }
+  EMBER_VIEW_INPLACE(+=, add)
+  EMBER_VIEW_INPLACE(-=, subtract)
+  EMBER_VIEW_INPLACE(*=, multiply)
+  EMBER_VIEW_INPLACE(/=, divide)
+  EMBER_VIEW_INPLACE(%=, remainder)
+  EMBER_VIEW_INPLACE(&=, bitwise_and)
+  EMBER_VIEW_INPLACE(|=, bitwise_or)
+  EMBER_VIEW_INPLACE(^=, bitwise_xor)
+  EMBER_VIEW_INPLACE(<<=, left_shift)
+  EMBER_VIEW_INPLACE(>>=, right_shift)
+#undef EMBER_VIEW_INPLACE
 
  private:
   template <class R>
@@ -285,8 +310,8 @@ T item(const dndarray<T, N>& a, const std::array<std::int64_t, std::size_t(N)>& 
   if (l.split() && c.size() > 1) c.bcast(&v, 1, owner);
   return v;
 }
-template <dtype T, int N>
-T dndarray<T, N>::item(const std::array<std::int64_t, std::size_t(N)>& index) const {
+template <dtype E, int N>
+E dndarray<E, N>::item(const std::array<std::int64_t, std::size_t(N)>& index) const {
   return ember::item(*this, index);
 }
 

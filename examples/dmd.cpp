@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
     const i64 kk = s.S.shape()[0];
     // U with X's row slabs, whatever layout svd chose (the exchange engine moves it)
     auto U = s.U.moved_to(X.layout().with_shape({D, kk}, 0));
-    auto V = ember::resplit(s.V, ember::none);
+    ember::dndarray<double, 2> V = ember::eval(s.Vh.T(), {.split = ember::none});  // V = Vh^T
     Eigen::Tensor<double, 2, Eigen::RowMajor> ul(ln, r), vl(T, r);
     for (i64 i = 0; i < ln; ++i)
       for (i64 j = 0; j < r; ++j) ul(i, j) = U.ldata()[i * kk + j];

@@ -130,8 +130,8 @@ int main(int argc, char** argv) {
   }
   {
     auto [s, t] = timed([&] { return ember::linalg::svd(Xc); });
-    // the exact SVD returns every component; V may be split: gather it
-    auto V = ember::resplit(s.V, ember::none);
+    // the exact SVD returns every component as the rows of Vh (NumPy's); V = Vh^T, gathered
+    ember::dndarray<double, 2> V = ember::eval(s.Vh.T(), {.split = ember::none});
     ok = check("svd", V, s.S, n, B, var, k, t).ok && ok;
   }
   if (!ok) {

@@ -32,7 +32,7 @@ struct rsvd_options {
 namespace lowrank_detail {
 
 template <class T>
-svd_result<T> rsvd_impl(const dndarray<T, 2>& a, i64 r, const rsvd_options& o) {
+rsvd_result<T> rsvd_impl(const dndarray<T, 2>& a, i64 r, const rsvd_options& o) {
   const auto& c = a.comm();
   const auto x = x_of(a);
   const i64 Mi = x.local.rows, N = x.N;
@@ -74,7 +74,7 @@ svd_result<T> rsvd_impl(const dndarray<T, 2>& a, i64 r, const rsvd_options& o) {
   // Q U_B[:, :r], U_B[:, :r] = (the first r rows of U_B^T, ld l)^T
   gemm<T>(cm(Y.data(), Mi, l), false, mview<T>{ubt.data(), r, l, false, l}, true, T(1), T(0), f.U.data(), Mi);
   f.V.assign(vb.begin(), vb.begin() + N * r);
-  svd_result<T> res;
+  rsvd_result<T> res;
   package(a, x, f, r, res.U, res.S, res.V);
   return res;
 }
@@ -83,7 +83,7 @@ svd_result<T> rsvd_impl(const dndarray<T, 2>& a, i64 r, const rsvd_options& o) {
 
 // Rank-r randomized SVD of A: U (m x r), S (r), V (n x r), A ~= U diag(S) V^T.
 template <dtype T, int N>
-svd_result<T> rsvd(const dndarray<T, N>& A, std::int64_t r, const rsvd_options& o = {}) {
+rsvd_result<T> rsvd(const dndarray<T, N>& A, std::int64_t r, const rsvd_options& o = {}) {
   lowrank_detail::check_matrix(A, "rsvd");  // (first: see svd)
   if (A.device() == device_kind::gpu) return impl::results_on(rsvd(A.to(device_kind::cpu), r, o), device_kind::gpu);
   if constexpr (N == 2 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {

@@ -21,6 +21,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "../dsl/reductions.hpp"
+#include "../dsl/ufuncs.hpp"
 #include "svd.hpp"
 
 namespace ember::linalg {
@@ -315,6 +317,27 @@ norm_t<T> norm(const dndarray<T, 2>& a, double ord) {
   throw value_error("ember::linalg::norm: invalid order " + std::to_string(ord) + " for the matrix of shape " +
                     ember::detail::shape_str(a.shape()) +
                     " (1, -1, 2, -2, inf, -inf, matrix_norm::fro or matrix_norm::nuc)");
+}
+
+// Vector norms along one axis of an array or expression (NumPy's
+// norm(x, ord, axis)): one fused reduction over |x|, planned like
+// ember::sum(x, axis): ord 2 the square root of the sum of squares, 1 the sum,
+// inf / -inf the largest / smallest magnitude, 0 the count of non-zeros, any
+// other p sum(|x|^p)^(1/p). Integers and bool are normed in float64, as NumPy.
+template <array_like A>
+auto norm(const A& a, double ord, int axis) {
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  static_assert(N >= 2, "ember::linalg::norm(a, ord, axis): a 1-D operand has one axis: use norm(x, ord)");
+  using F = norm_t<T>;
+  auto x = ember::abs(ember::astype<F>(a));
+  if (std::isnan(ord)) throw value_error("ember::linalg::norm: ord is NaN");
+  if (ord == 2) return dndarray<F, N - 1>(ember::sqrt(ember::sum(x * x, axis)));
+  if (ord == 1) return dndarray<F, N - 1>(ember::sum(x, axis));
+  if (ord == std::numeric_limits<double>::infinity()) return dndarray<F, N - 1>(ember::max(x, axis));
+  if (ord == -std::numeric_limits<double>::infinity()) return dndarray<F, N - 1>(ember::min(x, axis));
+  if (ord == 0) return dndarray<F, N - 1>(ember::astype<F>(ember::sum(x != F(0), axis)));
+  return dndarray<F, N - 1>(ember::pow(ember::sum(ember::pow(x, F(ord)), axis), F(1.0 / ord)));
 }
 
 // Norms are of vectors and matrices: any other rank is a compile-time error.

@@ -1,26 +1,25 @@
-// ember::linalg::svd: the thin singular value decomposition A = U diag(S) V^T of a
-// distributed matrix (V, not V^T, as Heat returns it). S is descending and
-// replicated (not split).
+// ember::linalg::svd: the thin singular value decomposition A = U diag(S) Vh of a
+// distributed matrix, returned as NumPy returns it: (U, S, Vh) with Vh = V^T
+// (k x n). S is descending and replicated (not split).
 //
 // Algorithms, chosen from replicated metadata:
 //
 //  * Tall-skinny, split 0 (TSQR's rule, qr.hpp: every rank holds >= n rows):
 //    A = Q R by TSQR, R = U_R diag(S) V^T by LAPACK on rank 0 (n x n), S and V
 //    broadcast, and U = Q U_R formed by applying the TSQR factors to U_R (so Q is
-//    never stored). U keeps A's split and lshape_map; V is replicated.
+//    never stored). U keeps A's split and lshape_map; Vh = V^T is replicated.
 //  * Short-fat, split 1 (every rank holds >= m columns): the same on A^T, whose
 //    rows are A's columns. A rank's row-major m x n_r block of A is, read
 //    column-major, its n_r x m block of A^T, so LAPACK factors it without a
 //    transposing copy. A^T = Q R, R = U_R diag(S) W^T gives A = W diag(S) (Q U_R)^T:
-//    U = W replicated, V = Q U_R split 0 with A's column extents as its row extents.
+//    U = W replicated, Vh = (Q U_R)^T split 1 with A's column extents.
 //  * Otherwise ScaLAPACK p?gesvd, the matrix moved to the block-cyclic layout and
-//    U, V^T moved back by the exchange engine (V^T read transposed, so V arrives
-//    without an extra pass).
+//    U, V^T moved back by the exchange engine.
 //
 // Layout rule, the same for every algorithm: U is split along its rows when A is
-// split along its rows (axis 0), V is split along its rows when A is split along
-// its columns (axis 1); otherwise they are replicated.
-// compute_uv = false computes S only (U and V are null handles).
+// split along its rows (axis 0), Vh along its columns when A is split along its
+// columns (axis 1); otherwise they are replicated.
+// compute_uv = false computes S only (U and Vh are null handles).
 #pragma once
 
 #include <algorithm>
@@ -90,6 +89,16 @@ std::vector<T> svd_tall_skinny(const communicator& comm, std::vector<T> local, s
   return s;
 }
 
+// dst (cols x rows, row-major) = src (rows x cols, row-major) transposed.
+template <class T>
+void transpose_block(const T* src, std::int64_t rows, std::int64_t cols, T* dst) {
+  constexpr std::int64_t b = 32;  // tiles, so both sides stream through cache
+  for (std::int64_t i0 = 0; i0 < rows; i0 += b)
+    for (std::int64_t j0 = 0; j0 < cols; j0 += b)
+      for (std::int64_t i = i0; i < std::min(rows, i0 + b); ++i)
+        for (std::int64_t j = j0; j < std::min(cols, j0 + b); ++j) dst[j * rows + i] = src[i * cols + j];
+}
+
 template <class T>
 svd_result<T> svd_tsqr(const dndarray<T, 2>& a, const svd_options& o) {
   const auto& comm = a.comm();
@@ -112,8 +121,15 @@ svd_result<T> svd_tsqr(const dndarray<T, 2>& a, const svd_options& o) {
   const auto s = svd_tall_skinny<T>(comm, std::move(local), rows, nb, o.compute_uv ? X.ldata() : nullptr,
                                     o.compute_uv ? Y.ldata() : nullptr);
   std::copy(s.begin(), s.end(), S.ldata());
-  if (transposed) return {Y, S, X};
-  return {X, S, Y};
+  if (!o.compute_uv) return {X, S, Y};
+  // Vh is the transpose of B's right factor: Y^T (replicated) for A, X^T (split
+  // 1, A's column extents) for A^T; a local transpose either way.
+  const dndarray<T, 2>& v = transposed ? X : Y;
+  dndarray<T, 2> Vh(transposed ? a.layout() : replicated_layout({nb, nb}, P), comm);
+  const auto vs = v.lshape();
+  transpose_block(v.ldata(), vs[0], vs[1], Vh.ldata());
+  if (transposed) return {Y, S, Vh};
+  return {X, S, Vh};
 }
 
 template <class T>
@@ -136,12 +152,12 @@ svd_result<T> svd_scalapack(const dndarray<T, 2>& a, const svd_options& o) {
     scalapack::pgesvd<T>('V', 'V', int(m), int(n), bc.local(), bc.desc, s.data(), ub.local(), ub.desc, vb.local(),
                          vb.desc);
     dndarray<T, 2> U(layout::balanced({m, k}, a.split() == 0 ? split_axis{0} : none, P), comm);
-    dndarray<T, 2> V(layout::balanced({n, k}, a.split() == 1 ? split_axis{0} : none, P), comm);
+    dndarray<T, 2> Vh(layout::balanced({k, n}, a.split() == 1 ? split_axis{1} : none, P), comm);
     exchange(ub.lay, U.layout(), me, sizeof(T)).run(comm, ub.local(), U.ldata());
-    exchange(transposed_view(vb.lay), V.layout(), me, sizeof(T)).run(comm, vb.local(), V.ldata());
+    exchange(vb.lay, Vh.layout(), me, sizeof(T)).run(comm, vb.local(), Vh.ldata());
     comm.bcast(s.data(), k, 0);  // replicated by construction; rank 0's copy makes it bitwise so
     std::copy(s.begin(), s.end(), S.ldata());
-    return {U, S, V};
+    return {U, S, Vh};
   }
   comm.bcast(s.data(), k, 0);
   std::copy(s.begin(), s.end(), S.ldata());
@@ -150,8 +166,8 @@ svd_result<T> svd_scalapack(const dndarray<T, 2>& a, const svd_options& o) {
 
 }  // namespace impl
 
-// Thin SVD: U (m x k), S (k, descending, replicated), V (n x k), k = min(m, n),
-// A = U diag(S) V^T. Collective over A's communicator. See the top of this file.
+// Thin SVD: U (m x k), S (k, descending, replicated), Vh (k x n), k = min(m, n),
+// A = U diag(S) Vh. Collective over A's communicator. See the top of this file.
 template <class T>
 svd_result<T> svd(const dndarray<T, 2>& a, const svd_options& o = {}) {
   // (validated first: with the GPU copy's recursion first, GCC 12 warns of an
@@ -162,12 +178,12 @@ svd_result<T> svd(const dndarray<T, 2>& a, const svd_options& o = {}) {
     impl::require_int_dims("svd", a.shape());
     const auto [m, n] = a.shape();
     const int P = a.comm().size();
-    if (m == 0 || n == 0) {  // no singular values; U (m x 0) and V (n x 0) empty
+    if (m == 0 || n == 0) {  // no singular values; U (m x 0) and Vh (0 x n) empty
       dndarray<T, 1> S(replicated_layout({0}, P), a.comm());
       if (!o.compute_uv) return {dndarray<T, 2>{}, S, dndarray<T, 2>{}};
       dndarray<T, 2> U(layout::balanced({m, 0}, a.split() == 0 ? split_axis{0} : none, P), a.comm());
-      dndarray<T, 2> V(layout::balanced({n, 0}, a.split() == 1 ? split_axis{0} : none, P), a.comm());
-      return {U, S, V};
+      dndarray<T, 2> Vh(layout::balanced({0, n}, a.split() == 1 ? split_axis{1} : none, P), a.comm());
+      return {U, S, Vh};
     }
     if (impl::tsqr_applies(a) || impl::tsqr_applies_transposed(a)) return impl::svd_tsqr(a, o);
     impl::require_finite(a, "svd");  // p?gesvd would call NaN an illegal argument

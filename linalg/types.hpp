@@ -23,11 +23,19 @@ struct qr_result {
 };
 
 struct svd_options {
-  bool compute_uv = true;  // false: S only (U and V are null handles)
+  bool compute_uv = true;  // false: S only (U and Vh are null handles)
 };
-// A = U diag(S) V^T (V, not V^T, as in Heat); S descending, not split.
+// linalg::svd: A = U diag(S) Vh, NumPy's order and NumPy's Vh (V^T, k x n; Heat
+// >= 1.8 does the same); S descending, not split.
 template <class T>
 struct svd_result {
+  dndarray<T, 2> U;
+  dndarray<T, 1> S;
+  dndarray<T, 2> Vh;
+};
+// linalg::rsvd: A ~ U diag(S) V^T with V (n x r), as Heat's rsvd returns it.
+template <class T>
+struct rsvd_result {
   dndarray<T, 2> U;
   dndarray<T, 1> S;
   dndarray<T, 2> V;
@@ -46,7 +54,8 @@ template <class R>
 R results_on(R r, device_kind d) {
   r.U = on(r.U, d);
   r.S = on(r.S, d);
-  r.V = on(r.V, d);
+  if constexpr (requires { r.Vh; }) r.Vh = on(r.Vh, d);
+  else r.V = on(r.V, d);
   return r;
 }
 // Two operands must live on one device (as an expression's arrays).

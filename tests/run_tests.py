@@ -16,7 +16,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_adversarial"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_ufuncs", "test_ufunc_table", "test_adversarial"]
 # Binaries whose cases are about several ranks disagreeing: not run at 1 rank.
 MIN_RANKS = {"test_adversarial": 2}
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
@@ -24,7 +24,8 @@ SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consume
            ("examples dataparallel, box_reshape, embed, heat2d, life at 1-4 ranks",
             ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
-           ("examples views_numpy, select_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
+           ("examples views_numpy, select_numpy, ufuncs_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
+           ("result dtypes of every dtype pair against NumPy's", ["bash", "tests/promotion_numpy.sh"]),
            ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s), the planner and the box tilings (15 s each)", ["bash", "tests/fuzz/run.sh", "20"])]
 
 

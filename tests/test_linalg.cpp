@@ -287,18 +287,20 @@ TEMPLATE_TEST_CASE("svd: singular values equal serial LAPACK, U and V orthonorma
       INFO("shape (" << m << ", " << n << "), split " << ember::detail::axis_str(split) << ", " << c.size() << " ranks");
       auto a = random_matrix<T>(m, n, split, seed++);
       const std::int64_t k = std::min(m, n);
-      auto [u, s, v] = ember::linalg::svd(a);
+      // NumPy's contract: (U, S, Vh) with Vh = V^T, k x n
+      auto [u, s, vh] = ember::linalg::svd(a);
       REQUIRE(u.shape() == std::array<std::int64_t, 2>{m, k});
       REQUIRE(s.shape() == std::array<std::int64_t, 1>{k});
-      REQUIRE(v.shape() == std::array<std::int64_t, 2>{n, k});
+      REQUIRE(vh.shape() == std::array<std::int64_t, 2>{k, n});
       REQUIRE(s.split() == ember::none);
       REQUIRE(u.split() == (split == 0 ? ember::split_axis{0} : ember::none));
-      REQUIRE(v.split() == (split == 1 ? ember::split_axis{0} : ember::none));
+      REQUIRE(vh.split() == (split == 1 ? ember::split_axis{1} : ember::none));
       if (expect_tsqr(a)) REQUIRE(u.lshape_map() == a.lshape_map());
       if (expect_tsqr_transposed(a))
-        for (int r = 0; r < c.size(); ++r) REQUIRE(v.lshape_map()[std::size_t(r)][0] == a.lshape_map()[std::size_t(r)][1]);
+        for (int r = 0; r < c.size(); ++r) REQUIRE(vh.lshape_map()[std::size_t(r)][1] == a.lshape_map()[std::size_t(r)][1]);
 
-      const mat A = gathered_d(a), U = gathered_d(u), S = gathered_d(s), V = gathered_d(v);
+      const mat A = gathered_d(a), U = gathered_d(u), S = gathered_d(s), Vh = gathered_d(vh);
+      const mat V = transposed(Vh, k, n);
       const auto ref = serial_singular_values(A, m, n);
       double sdiff = 0;
       bool descending = true;
@@ -325,7 +327,7 @@ TEMPLATE_TEST_CASE("svd: singular values equal serial LAPACK, U and V orthonorma
 
       auto so = ember::linalg::svd(a, {.compute_uv = false});
       REQUIRE_FALSE(so.U.valid());
-      REQUIRE_FALSE(so.V.valid());
+      REQUIRE_FALSE(so.Vh.valid());
       const mat S2 = gathered_d(so.S);
       double sdiff2 = 0;
       for (std::int64_t i = 0; i < k; ++i)
