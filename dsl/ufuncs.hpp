@@ -257,6 +257,19 @@ template <class T, class V>
 inline constexpr bool same_kind_v = !(std::is_integral_v<T> && std::is_floating_point_v<V>) &&
                                     (!std::is_same_v<T, bool> || std::is_same_v<V, bool>);
 }  // namespace detail
+// The in-place operators and the ufunc each applies: for arrays below, for
+// views in dsl/view.hpp (one list, so the two cannot drift apart).
+#define EMBER_FOR_EACH_INPLACE(X) \
+  X(+=, add) \
+  X(-=, subtract) \
+  X(*=, multiply) \
+  X(/=, divide) \
+  X(%=, remainder) \
+  X(&=, bitwise_and) \
+  X(|=, bitwise_or) \
+  X(^=, bitwise_xor) \
+  X(<<=, left_shift) \
+  X(>>=, right_shift)
 #define EMBER_INPLACE(SYM, NAME)                                                                             \
   template <dtype T, int N, operand B>                                                                       \
   dndarray<T, N>& operator SYM(dndarray<T, N>& a, const B& b) {                                              \
@@ -268,16 +281,7 @@ inline constexpr bool same_kind_v = !(std::is_integral_v<T> && std::is_floating_
     ember::copyto(a, e);                                                                                     \
     return a;                                                                                                \
   }
-EMBER_INPLACE(+=, add)
-EMBER_INPLACE(-=, subtract)
-EMBER_INPLACE(*=, multiply)
-EMBER_INPLACE(/=, divide)
-EMBER_INPLACE(%=, remainder)
-EMBER_INPLACE(&=, bitwise_and)
-EMBER_INPLACE(|=, bitwise_or)
-EMBER_INPLACE(^=, bitwise_xor)
-EMBER_INPLACE(<<=, left_shift)
-EMBER_INPLACE(>>=, right_shift)
+EMBER_FOR_EACH_INPLACE(EMBER_INPLACE)
 #undef EMBER_INPLACE
 
 }  // namespace ember

@@ -180,16 +180,7 @@ struct view_leaf : node_base {
     assign(e);                                                                                        \
     return *this;                                                                                     \
   }
-  EMBER_VIEW_INPLACE(+=, add)
-  EMBER_VIEW_INPLACE(-=, subtract)
-  EMBER_VIEW_INPLACE(*=, multiply)
-  EMBER_VIEW_INPLACE(/=, divide)
-  EMBER_VIEW_INPLACE(%=, remainder)
-  EMBER_VIEW_INPLACE(&=, bitwise_and)
-  EMBER_VIEW_INPLACE(|=, bitwise_or)
-  EMBER_VIEW_INPLACE(^=, bitwise_xor)
-  EMBER_VIEW_INPLACE(<<=, left_shift)
-  EMBER_VIEW_INPLACE(>>=, right_shift)
+  EMBER_FOR_EACH_INPLACE(EMBER_VIEW_INPLACE)
 #undef EMBER_VIEW_INPLACE
 
  private:
