@@ -239,10 +239,17 @@ struct is_dndarray : std::false_type {};
 template <dtype T, int N>
 struct is_dndarray<dndarray<T, N>> : std::true_type {};
 
+// An advanced-indexing selection (a(mask), a(indices): indexing/indexing.hpp)
+// reads as the array it selects: its size depends on the data, so it is taken
+// (one collective) when it first becomes an operand, then kept.
+template <class X>
+struct is_selection : std::false_type {};
+
 template <class X>
 concept expression = expr::is_node_v<std::remove_cvref_t<X>>;
 template <class X>
-concept array_like = expression<X> || is_dndarray<std::remove_cvref_t<X>>::value;
+concept array_like = expression<X> || is_dndarray<std::remove_cvref_t<X>>::value ||
+                     is_selection<std::remove_cvref_t<X>>::value;
 template <class X>
 concept scalar_like = std::is_arithmetic_v<std::remove_cvref_t<X>>;
 template <class X>
@@ -257,6 +264,7 @@ template <class X>
 auto as_node(X&& x) {
   using D = std::remove_cvref_t<X>;
   if constexpr (is_dndarray<D>::value) return leaf<typename D::value_type, D::ndim_v>{{}, std::forward<X>(x)};
+  else if constexpr (is_selection<D>::value) return as_node(x.read());
   else return D(std::forward<X>(x));
 }
 template <class X>

@@ -20,14 +20,24 @@ namespace ember::detail {
 // Distinct leaf keys in the order first seen: the storage of an array, or a
 // storage and a selection (a view). Leaves with one key share one value (the
 // planner moves a leaf read twice once); two views of one array are two values.
+// Selections compare whole (the hash only rules out quickly: two views that
+// differ in one fixed index may hash alike, and must not share a value).
 struct storage_index {
-  std::vector<std::pair<const void*, std::uint64_t>> seen;
+  struct entry {
+    const void* storage;
+    std::uint64_t selection;
+    const view_spec* spec;  // the view's selection (null for an array), alive while the expression is
+  };
+  std::vector<entry> seen;
   // The index of `p`, and whether it was new.
-  std::pair<std::size_t, bool> of(const void* p, std::uint64_t selection = 0) {
+  std::pair<std::size_t, bool> of(const void* p, std::uint64_t selection = 0, const view_spec* spec = nullptr) {
+    auto same = [&](const entry& e) {
+      return e.storage == p && e.selection == selection && (e.spec == spec || (e.spec && spec && *e.spec == *spec));
+    };
     std::size_t k = 0;
-    while (k < seen.size() && seen[k] != std::make_pair(p, selection)) ++k;
+    while (k < seen.size() && !same(seen[k])) ++k;
     if (k < seen.size()) return {k, false};
-    seen.emplace_back(p, selection);
+    seen.push_back({p, selection, spec});
     return {k, true};
   }
 };
@@ -38,6 +48,11 @@ template <class X>
 std::uint64_t selection_key(const X& x) {
   const view_geometry* v = x.view();
   return v && !v->is_whole() ? v->spec().hash() | 1 : 0;
+}
+template <class X>
+const view_spec* selection_spec(const X& x) {
+  const view_geometry* v = x.view();
+  return v && !v->is_whole() ? &v->spec() : nullptr;
 }
 
 struct lower_state {
@@ -56,7 +71,7 @@ void lower_leaf(const X& x, planner::ir_node& n, int id, lower_state& st) {
   n.kind = planner::node_kind::leaf;
   n.op = "leaf";
   const std::uint64_t sel = selection_key(x);
-  const auto [key, fresh] = st.keys.of(x.a.identity(), sel);
+  const auto [key, fresh] = st.keys.of(x.a.identity(), sel, selection_spec(x));
   if (fresh) st.key_node.push_back(id);
   n.alias = st.key_node[key];
   n.label = "a" + std::to_string(st.storage.of(x.a.identity()).first);
@@ -176,7 +191,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     return;  // values do not change the plan
   } else if constexpr (kind == K::leaf) {
     const std::uint64_t sel = selection_key(x);
-    f.add(f.storage.of(x.a.identity(), sel).first);
+    f.add(f.storage.of(x.a.identity(), sel, selection_spec(x)).first);
     f.add(sel);  // a view's offsets and strides follow from its selection and layouts
     f.add(std::uint64_t(x.a.device()) + 0xde00);
     f.add(x.a.layout());

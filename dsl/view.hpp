@@ -114,6 +114,12 @@ view_spec select(const view_spec& from, const I&... idx) {
 
 }  // namespace detail
 
+namespace detail {
+// view(mask), view(indices) (indexing/indexing.hpp).
+template <class V, class S>
+auto select_view_by(const V& view, const S& sel);
+}  // namespace detail
+
 namespace expr {
 
 // A view as an expression leaf: the base array's handle (the storage is read in
@@ -154,6 +160,14 @@ struct view_leaf : node_base {
     static_assert(R > 0, "ember: a 0-d view; use ember::item(a, {i, j, ...}) for one element");
     return view_leaf<T, N, R>(a, std::make_shared<const view_geometry>(geo->base(), detail::select(geo->spec(), idx...),
                                                                        /*reversed_ok=*/true));
+  }
+
+  // Advanced indexing of a view, as of an array: view(mask), view(indices)
+  // (indexing/indexing.hpp).
+  template <class S>
+    requires detail::selection_operand<S>::value
+  auto operator()(const S& sel) const {
+    return detail::select_view_by(*this, sel);
   }
 
   // Setitem: writes into the base array's storage (collective).

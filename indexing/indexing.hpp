@@ -13,6 +13,8 @@
 //   ember::take(a, idx)               // np.take(a, idx): over the flattened array (C order)
 //   a(idx)                            // a[idx] = take(a, idx, 0); a(idx) = v writes those rows
 //   ember::put(a, idx, v)             // np.put: flat indices, in place, v cycled
+//   ember::sum(a(mask)), a(idx) * 2   // a selection is an operand: taken at its first read, kept
+//   view(mask), view(idx)             // the same on a view (through a block of its elements)
 //
 // Layouts of the results:
 // - a mask selection, nonzero and argwhere: Heat's balanced split 0 over the
@@ -52,6 +54,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -244,8 +247,18 @@ class mask_selection {
   mask_selection(dndarray<T, N> a, M mask) : a_(std::move(a)), mask_(std::move(mask)) {
     detail::check_mask_shape(a_.layout().shape(), detail::selection_shape(mask_), "ember: a(mask)");
   }
-  operator dndarray<T, 1>() const { return masked(a_, mask_); }  // NOLINT: a(mask) reads like an array
-  dndarray<T, 1> eval() const { return masked(a_, mask_); }
+  using value_type = T;
+  static constexpr int ndim = 1;
+  // As a value, a(mask) is NumPy's a[mask], taken at its first read (as an
+  // operand, by eval or by a conversion) and kept by this object; a write
+  // through it (a(mask) = v) forgets it. The handle shares the kept storage,
+  // as `x = s` shares an array in Python.
+  const dndarray<T, 1>& read() const {
+    if (!taken_) taken_ = masked(a_, mask_);
+    return *taken_;
+  }
+  operator dndarray<T, 1>() const { return read(); }  // NOLINT: a(mask) reads like an array
+  dndarray<T, 1> eval() const { return read(); }
   const dndarray<T, N>& base() const { return a_; }
   const M& mask() const { return mask_; }
 
@@ -254,6 +267,7 @@ class mask_selection {
     requires scalar_like<V>
   const mask_selection& operator=(const V& v) const {
     detail::require_cpu(a_, "ember: a(mask) = v");
+    taken_.reset();
     dndarray<T, N> t = a_;
     t = ember::where(mask_, T(v), a_);
     return *this;
@@ -272,6 +286,7 @@ class mask_selection {
   template <class V>                                                          \
     requires(scalar_like<V> || array_like<V>)                                 \
   const mask_selection& operator OP##=(const V& v) const {                    \
+    taken_.reset();                                                           \
     if constexpr (scalar_like<V>) {                                           \
       dndarray<T, N> t = a_;                                                  \
       t = ember::where(mask_, astype<T>(a_ OP T(v)), a_);                     \
@@ -286,18 +301,14 @@ class mask_selection {
   EMBER_MASK_COMPOUND(/)
 #undef EMBER_MASK_COMPOUND
   const mask_selection& operator=(const mask_selection& o) const {  // a(m) = b(m2): a setitem
-    assign_values(o.eval());
-    return *this;
-  }
-  template <dtype U, int K, class M2>
-  const mask_selection& operator=(const mask_selection<U, K, M2>& o) const {
-    assign_values(o.eval());
+    assign_values(to_array(o.read()));
     return *this;
   }
 
  private:
   dndarray<T, N> a_;
   M mask_;
+  mutable std::optional<dndarray<T, 1>> taken_;
 
   template <class V>
   static auto to_array(const V& v) {
@@ -307,6 +318,7 @@ class mask_selection {
   template <int K>
   void assign_values(const dndarray<T, K>& v) const {
     static_assert(K == 1, "ember: a(mask) = v needs a 1-D v (one value per true element of the mask) or a scalar");
+    taken_.reset();
     detail::require_cpu(a_, "ember: a(mask) = v");
     detail::require_cpu(v, "ember: a(mask) = v");
     const communicator& c = a_.comm();
@@ -343,11 +355,6 @@ class mask_selection {
   }
 };
 
-// ember::eval(a(mask)): the selection as an array.
-template <dtype T, int N, class M>
-dndarray<T, 1> eval(const mask_selection<T, N, M>& s) {
-  return s.eval();
-}
 
 // Coordinates of the true elements, one row per element in C order: int64 of
 // shape (count, N), split 0, balanced (NumPy's argwhere).
@@ -485,11 +492,12 @@ dndarray<T, 1> take(const dndarray<T, N>& a, const dndarray<I, 1>& indices) {
 
 namespace detail {
 template <class X>
-concept array_or_expression = is_dndarray<X>::value || expression<X>;
+concept array_or_expression = is_dndarray<X>::value || expression<X> || is_selection<X>::value;
 // An array as it is, an expression (or a view) evaluated.
 template <class X>
 auto as_array(const X& x) {
   if constexpr (is_dndarray<X>::value) return x;
+  else if constexpr (is_selection<X>::value) return x.read();
   else return ember::eval(x);
 }
 }  // namespace detail
@@ -593,8 +601,16 @@ template <dtype T, int N, detail::index_dtype I>
 class index_selection {
  public:
   index_selection(dndarray<T, N> a, dndarray<I, 1> idx) : a_(std::move(a)), idx_(std::move(idx)) {}
-  operator dndarray<T, N>() const { return take(a_, idx_, 0); }  // NOLINT
-  dndarray<T, N> eval() const { return take(a_, idx_, 0); }
+  using value_type = T;
+  static constexpr int ndim = N;
+  // As a value, a(indices) is NumPy's a[indices], taken at its first read and
+  // kept by this object (as a(mask)); a write through it forgets it.
+  const dndarray<T, N>& read() const {
+    if (!taken_) taken_ = take(a_, idx_, 0);
+    return *taken_;
+  }
+  operator dndarray<T, N>() const { return read(); }  // NOLINT
+  dndarray<T, N> eval() const { return read(); }
 
   template <class V>
     requires(scalar_like<V> || array_like<V>)
@@ -603,17 +619,32 @@ class index_selection {
     return *this;
   }
   const index_selection& operator=(const index_selection& o) const {
-    assign(o.eval());
+    assign(o.read());
     return *this;
   }
+  // a[idx] += v is NumPy's a[idx] = a[idx] + v (buffered: a repeated index adds once).
+#define EMBER_INDEX_COMPOUND(OP)                                  \
+  template <class V>                                              \
+    requires(scalar_like<V> || array_like<V>)                     \
+  const index_selection& operator OP##=(const V& v) const {       \
+    assign(ember::eval(astype<T>(take(a_, idx_, 0) OP v)));       \
+    return *this;                                                 \
+  }
+  EMBER_INDEX_COMPOUND(+)
+  EMBER_INDEX_COMPOUND(-)
+  EMBER_INDEX_COMPOUND(*)
+  EMBER_INDEX_COMPOUND(/)
+#undef EMBER_INDEX_COMPOUND
 
  private:
   dndarray<T, N> a_;
   dndarray<I, 1> idx_;
+  mutable std::optional<dndarray<T, N>> taken_;
 
   // Rows as flat indices: row i of a is elements [i * row, (i + 1) * row).
   template <class V>
   void assign(const V& v) const {
+    taken_.reset();
     const communicator& c = a_.comm();
     const layout& li = idx_.layout();
     const int P = c.size(), r = c.rank();
@@ -652,12 +683,88 @@ class index_selection {
   }
 };
 
+namespace detail {
+template <dtype T, int N, class S>
+auto select_by(const dndarray<T, N>& a, const S& sel);
+}  // namespace detail
+
+// view(mask), view(indices): the view's elements are copied into a block; a read
+// selects from it, a write updates it as an array's selection does and stores
+// it back through the view (NumPy's v[m] = x writes into v's base). Two passes
+// over the view's elements more than the same on an array.
+template <class V, class S>
+class view_selection {
+  using T = typename V::value_type;
+  static constexpr int M = V::ndim;
+  using base_selection = decltype(detail::select_by(std::declval<const dndarray<T, M>&>(), std::declval<const S&>()));
+  using taken_type = std::remove_cvref_t<decltype(std::declval<const base_selection&>().read())>;
+
+ public:
+  using value_type = T;
+  static constexpr int ndim = taken_type::ndim_v;
+  view_selection(V view, S sel) : view_(std::move(view)), sel_(std::move(sel)) {}
+  const taken_type& read() const {  // taken at the first read and kept, as a(mask)
+    if (!taken_) taken_ = detail::select_by(ember::eval(view_), sel_).read();
+    return *taken_;
+  }
+  operator taken_type() const { return read(); }  // NOLINT
+  taken_type eval() const { return read(); }
+
+#define EMBER_VIEW_SELECTION_ASSIGN(OP)                                   \
+  template <class X>                                                      \
+    requires(scalar_like<X> || array_like<X>)                             \
+  const view_selection& operator OP(const X& x) const {                   \
+    update([&](const base_selection& s) { s OP x; });                     \
+    return *this;                                                         \
+  }
+  EMBER_VIEW_SELECTION_ASSIGN(=)
+  EMBER_VIEW_SELECTION_ASSIGN(+=)
+  EMBER_VIEW_SELECTION_ASSIGN(-=)
+  EMBER_VIEW_SELECTION_ASSIGN(*=)
+  EMBER_VIEW_SELECTION_ASSIGN(/=)
+#undef EMBER_VIEW_SELECTION_ASSIGN
+  const view_selection& operator=(const view_selection& o) const {
+    const taken_type v = o.read();
+    update([&](const base_selection& s) { s = v; });
+    return *this;
+  }
+
+ private:
+  V view_;
+  S sel_;
+  mutable std::optional<taken_type> taken_;
+
+  // The selection (a mask expression over the view, a value reading it) reads
+  // the view's base before anything is stored back.
+  template <class F>
+  void update(F f) const {
+    taken_.reset();
+    dndarray<T, M> block = ember::eval(view_);
+    f(detail::select_by(block, sel_));
+    view_ = block;
+  }
+};
+
+template <dtype T, int N, class M>
+struct is_selection<mask_selection<T, N, M>> : std::true_type {};
 template <dtype T, int N, detail::index_dtype I>
-dndarray<T, N> eval(const index_selection<T, N, I>& s) {
+struct is_selection<index_selection<T, N, I>> : std::true_type {};
+template <class V, class S>
+struct is_selection<view_selection<V, S>> : std::true_type {};
+
+// ember::eval(a(mask)), ember::eval(a(indices)): the selection as an array.
+template <class S>
+  requires is_selection<S>::value
+auto eval(const S& s) {
   return s.eval();
 }
 
 namespace detail {
+template <class V, class S>
+auto select_view_by(const V& view, const S& sel) {
+  return view_selection<V, S>(view, sel);
+}
+
 // dndarray::operator()(mask or indices) (declared in dsl/dndarray.hpp).
 template <dtype T, int N, class S>
 auto select_by(const dndarray<T, N>& a, const S& sel) {

@@ -8,5 +8,8 @@
 #include "qr.hpp"
 #include "svd.hpp"
 #include "solvers.hpp"
+#include "lu.hpp"
+#include "least_squares.hpp"
+#include "products.hpp"
 #include "hsvd.hpp"
 #include "rsvd.hpp"

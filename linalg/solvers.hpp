@@ -85,23 +85,26 @@ dndarray<double, N> to_double(const dndarray<T, N>& a) {
 
 }  // namespace impl
 
-// Solves A X = B for X: A n x n, B n x k or a vector of n. LU with partial
-// pivoting (p?gesv). X has B's shape and split. Throws shape_error (naming both
-// shapes) for a non-square A or a B without n rows, value_error for a singular A.
-template <class T, int N>
-dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
-  static_assert(N == 1 || N == 2, "ember::linalg::solve: B must be a vector (1-D) or a matrix (2-D)");
-  impl::require_lapack_type<T>("solve", a.shape());
-  impl::require_square("solve", a.shape());
+namespace impl {
+// A square system A X = B solved by `f(ab, bb, n, k)` on A and B in the
+// block-cyclic layout (B overwritten by X): solve's and solve_triangular's shared
+// checks and moves. X has B's shape and split (balanced).
+template <class T, int N, class F>
+dndarray<T, N> solve_system(const char* fn, const dndarray<T, 2>& a, const dndarray<T, N>& b, F&& f) {
+  static_assert(N == 1 || N == 2, "ember::linalg: B must be a vector (1-D) or a matrix (2-D)");
+  require_lapack_type<T>(fn, a.shape());
+  require_square(fn, a.shape());
   const auto [n, n2] = a.shape();
   if (b.shape()[0] != n)
-    throw shape_error("ember::linalg::solve: A of shape " + ember::detail::shape_str(a.shape()) + " and B of shape " +
-                      ember::detail::shape_str(b.shape()) + ": B needs " + std::to_string(n) + " rows");
-  impl::require_same_comm("solve", a, b);
-  impl::require_same_device("solve", a, b);
-  if (a.device() == device_kind::gpu) return impl::on(solve(a.to(device_kind::cpu), b.to(device_kind::cpu)), device_kind::gpu);
-  if constexpr (impl::lapack_type_v<T>) {
-    impl::require_int_dims("solve", a.shape());
+    throw shape_error(std::string("ember::linalg::") + fn + ": A of shape " + ember::detail::shape_str(a.shape()) +
+                      " and B of shape " + ember::detail::shape_str(b.shape()) + ": B needs " + std::to_string(n) +
+                      " rows");
+  require_same_comm(fn, a, b);
+  require_same_device(fn, a, b);
+  if (a.device() == device_kind::gpu)
+    return on(solve_system(fn, a.to(device_kind::cpu), b.to(device_kind::cpu), std::forward<F>(f)), device_kind::gpu);
+  if constexpr (lapack_type_v<T>) {
+    require_int_dims(fn, a.shape());
     const auto& comm = a.comm();
     const int P = comm.size(), me = comm.rank();
     const std::int64_t k = N == 2 ? b.shape()[N - 1] : 1;
@@ -112,15 +115,26 @@ dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
     const layout x2 = N == 2 ? layout(x.layout())
                              : (x.split() ? x.layout().with_shape({n, 1}, 0) : replicated_layout({n, 1}, P));
     if (n == 0 || k == 0) return x;
-    auto ab = to_block_cyclic(a, impl::square_block_cyclic(n, n, P));
-    auto bb = make_block_cyclic<T>(impl::rhs_layout(ab.lay, k), comm);
+    auto ab = to_block_cyclic(a, square_block_cyclic(n, n, P));
+    auto bb = make_block_cyclic<T>(rhs_layout(ab.lay, k), comm);
     exchange(b2, bb.lay, me, sizeof(T)).run(comm, b.ldata(), bb.local());
-    impl::agree(comm, [&] { scalapack::pgesv<T>(int(n), int(k), ab.local(), ab.desc, bb.local(), bb.desc); });
+    agree(comm, [&] { f(ab, bb, int(n), int(k)); });
     exchange(bb.lay, x2, me, sizeof(T)).run(comm, bb.local(), x.ldata());
     return x;
   } else {
     return {};
   }
+}
+}  // namespace impl
+
+// Solves A X = B for X: A n x n, B n x k or a vector of n. LU with partial
+// pivoting (p?gesv). X has B's shape and split. Throws shape_error (naming both
+// shapes) for a non-square A or a B without n rows, value_error for a singular A.
+template <class T, int N>
+dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
+  return impl::solve_system("solve", a, b, [](const auto& ab, auto& bb, int n, int k) {
+    scalapack::pgesv<T>(n, k, ab.local(), ab.desc, bb.local(), bb.desc);
+  });
 }
 
 // The lower Cholesky factor L of a symmetric positive definite A (A = L L^T;

@@ -34,6 +34,13 @@ void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* 
   void p##gesv_(const int* n, const int* nrhs, T* a, const int* ia, const int* ja, const int* da, int* ipiv, T* b, \
                 const int* ib, const int* jb, const int* db, int* info);                                           \
   void p##potrf_(const char* uplo, const int* n, T* a, const int* ia, const int* ja, const int* da, int* info);    \
+  void p##getrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* da, int* ipiv,         \
+                 int* info);                                                                                       \
+  void p##getri_(const int* n, T* a, const int* ia, const int* ja, const int* da, const int* ipiv, T* work,        \
+                 const int* lwork, int* iwork, const int* liwork, int* info);                                      \
+  void p##trtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const T* a, \
+                 const int* ia, const int* ja, const int* da, T* b, const int* ib, const int* jb, const int* db,   \
+                 int* info);                                                                                       \
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* ia, const int* ja,             \
                  const int* da, T* w, T* z, const int* iz, const int* jz, const int* dz, T* work,                  \
                  const int* lwork, int* iwork, const int* liwork, int* info);
@@ -255,6 +262,41 @@ int syevd_extra(const descriptor& da) {
     if (info > 0)                                                                                                 \
       detail::throw_not_positive_definite(info);                                                              \
     check_info(info, #p "potrf");                                                                                 \
+  }                                                                                                               \
+  template <>                                                                                                     \
+  int pgetrf<T>(int m, int n, T* a, const descriptor& da, std::vector<int>& ipiv) {                               \
+    int info = 0;                                                                                                 \
+    ipiv.assign(std::size_t(da.d[8] + da.d[4]), 0);                                                               \
+    p##getrf_(&m, &n, a, &one, &one, da.d, ipiv.data(), &info);                                                   \
+    if (info < 0) check_info(info, #p "getrf");                                                                   \
+    return info;                                                                                                  \
+  }                                                                                                               \
+  template <>                                                                                                     \
+  void pgetri<T>(int n, T* a, const descriptor& da, std::vector<int>& ipiv) {                                     \
+    int info = 0, lw = -1, liw = -1, iq = 0;                                                                      \
+    T q{};                                                                                                        \
+    p##getri_(&n, a, &one, &one, da.d, ipiv.data(), &q, &lw, &iq, &liw, &info);                                   \
+    check_info(info, #p "getri (workspace query)");                                                               \
+    /* the query's integer workspace can come out short on non-square grids: add a column's worth */             \
+    lw = work_size(q);                                                                                            \
+    liw = std::max(iq, 1) + da.d[8] + 2 * da.d[4];                                                                \
+    std::vector<T> wk(static_cast<std::size_t>(lw));                                                              \
+    std::vector<int> iw(static_cast<std::size_t>(liw));                                                           \
+    p##getri_(&n, a, &one, &one, da.d, ipiv.data(), wk.data(), &lw, iw.data(), &liw, &info);                      \
+    if (info > 0)                                                                                                 \
+      throw value_error("ember::linalg::inv: the matrix is singular (U(" + std::to_string(info) + ", " +           \
+                        std::to_string(info) + ") is exactly zero)");                                            \
+    check_info(info, #p "getri");                                                                                 \
+  }                                                                                                               \
+  template <>                                                                                                     \
+  void ptrtrs<T>(char uplo, char trans, char diag, int n, int nrhs, const T* a, const descriptor& da, T* b,       \
+                 const descriptor& db) {                                                                          \
+    int info = 0;                                                                                                 \
+    p##trtrs_(&uplo, &trans, &diag, &n, &nrhs, a, &one, &one, da.d, b, &one, &one, db.d, &info);                  \
+    if (info > 0)                                                                                                 \
+      throw value_error("ember::linalg::solve_triangular: the matrix is singular (A(" + std::to_string(info) +    \
+                        ", " + std::to_string(info) + ") is exactly zero)");                                     \
+    check_info(info, #p "trtrs");                                                                                 \
   }                                                                                                               \
   template <>                                                                                                     \
   void psyevd<T>(char jobz, char uplo, int n, T* a, const descriptor& da, T* w, T* z, const descriptor& dz) {    \

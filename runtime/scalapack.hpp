@@ -114,6 +114,20 @@ void pgesv(int n, int nrhs, T* a, const descriptor& da, T* b, const descriptor& 
 // Cholesky factor: uplo 'L' or 'U' of A is overwritten with the factor.
 template <class T>
 void ppotrf(char uplo, int n, T* a, const descriptor& da);
+// LU with partial pivoting (A = P L U): A is overwritten by L and U, ipiv gets
+// this rank's pivots (LOCr(M) + MB entries, 1-based global rows). Returns INFO:
+// 0, or i > 0 when U(i, i) is exactly zero (the factors are complete; not an error
+// for a determinant, one for an inverse).
+template <class T>
+int pgetrf(int m, int n, T* a, const descriptor& da, std::vector<int>& ipiv);
+// The inverse from pgetrf's factors and pivots, in place (A square, MB = NB).
+template <class T>
+void pgetri(int n, T* a, const descriptor& da, std::vector<int>& ipiv);
+// Solves op(A) X = B for a triangular A (uplo 'U'/'L', trans 'N'/'T', diag
+// 'N'/'U'), B overwritten by X; an exactly zero diagonal entry throws value_error.
+template <class T>
+void ptrtrs(char uplo, char trans, char diag, int n, int nrhs, const T* a, const descriptor& da, T* b,
+            const descriptor& db);
 // Symmetric eigendecomposition (divide and conquer): w gets the n eigenvalues in
 // ascending order (replicated), z the eigenvectors (jobz 'V'), or jobz 'N'.
 template <class T>

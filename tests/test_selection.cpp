@@ -521,3 +521,111 @@ TEST_CASE("selection in messages of a few bytes (the chunking of large transfers
   ember::put(b, ia, make<double, 1>(vals, {m}, 0));
   CHECK(test::all_ranks(test::gathered(b) == want));
 }
+
+TEST_CASE("a(mask) and a(indices) as operands: reductions, ufuncs, operators, taken once", "[selection][operand]") {
+  const std::array<i64, 2> shape{9, 4};
+  const auto data = values_of(36, 5);
+  std::vector<double> pos;
+  for (double v : data)
+    if (v > 0.0) pos.push_back(v);
+  double s = 0, mx = -1e300;
+  for (double v : pos) s += v, mx = std::max(mx, v);
+  for (auto sa : splits_of(2)) {
+    INFO("split " << ember::detail::axis_str(sa));
+    auto a = make<double, 2>(data, shape, sa);
+    // NumPy's a[a > 0].sum(), .max(), .mean(), a[a > 0] * 2 + 1, np.sqrt(a[a > 0])
+    CHECK(test::all_ranks(std::abs(ember::sum(a(a > 0.0)) - s) <= 1e-12 * std::abs(s)));
+    CHECK(test::all_ranks(ember::max(a(a > 0.0)) == mx));
+    CHECK(test::all_ranks(std::abs(ember::mean(a(a > 0.0)) - s / double(pos.size())) <= 1e-12 * std::abs(s)));
+    ember::dndarray<double, 1> t = a(a > 0.0) * 2.0 + 1.0;
+    std::vector<double> wt, wq;
+    for (double v : pos) wt.push_back(v * 2.0 + 1.0), wq.push_back(std::sqrt(v));
+    CHECK(test::all_ranks(test::gathered(t) == wt));
+    ember::dndarray<double, 1> q = ember::sqrt(a(a > 0.0));
+    CHECK(test::all_ranks(test::gathered(q) == wq));
+    // one selection object read twice is taken once (no second selection's traffic)
+    auto sel = a(a > 0.0);
+    const double s1 = ember::sum(sel);
+    const auto before = a.comm().sent().bytes;
+    const double s2 = ember::sum(sel * 1.0);
+    const auto sent = a.comm().sent().bytes - before;
+    CHECK(test::all_ranks(s1 == s2));
+    CHECK(test::all_ranks(sent <= 16 * std::int64_t(P())));  // the sum's allreduce and agreement, no selection
+    // a write through it forgets it: the next read sees the new values
+    sel = 1.0;
+    CHECK(test::all_ranks(ember::sum(sel) == double(pos.size())));
+    // a(indices) as an operand: np.take rows, then a reduction over them
+    auto idx = ember::array(std::vector<std::int64_t>{3, 0, -1, 3});
+    const double want_rows = [&] {
+      double w = 0;
+      auto b = data;
+      for (double& v : b)
+        if (v > 0.0) v = 1.0;
+      for (i64 r : {3, 0, 8, 3})
+        for (i64 j = 0; j < 4; ++j) w += b[std::size_t(r * 4 + j)];
+      return w;
+    }();
+    CHECK(test::all_ranks(ember::sum(a(idx)) == want_rows));
+    // a(idx) += 1 is NumPy's buffered a[idx] = a[idx] + 1: a repeated row adds once
+    auto c = make<double, 2>(data, shape, sa);
+    c(idx) += 1.0;
+    auto wc = data;
+    for (i64 r : {3, 0, 8})
+      for (i64 j = 0; j < 4; ++j) wc[std::size_t(r * 4 + j)] += 1.0;
+    CHECK(test::all_ranks(test::gathered(c) == wc));
+  }
+}
+
+TEST_CASE("masks and index arrays on views: read, assign, compound, at every split", "[selection][view]") {
+  using ember::slice;
+  const std::array<i64, 2> shape{8, 6};
+  const auto data = values_of(48, 9);
+  // the serial view u[1:7, ::2] (6 x 3) in C order, as flat indices into the base
+  std::vector<i64> vix;
+  for (i64 i = 1; i < 7; ++i)
+    for (i64 j = 0; j < 6; j += 2) vix.push_back(i * 6 + j);
+  for (auto sa : splits_of(2)) {
+    INFO("split " << ember::detail::axis_str(sa));
+    auto u = make<double, 2>(data, shape, sa);
+    auto v = u(slice(1, 7), slice(ember::none, ember::none, 2));
+    std::vector<double> want;
+    for (i64 f : vix)
+      if (data[std::size_t(f)] > 0.0) want.push_back(data[std::size_t(f)]);
+    ember::dndarray<double, 1> r = v(v > 0.0);  // u[1:7, ::2][u[1:7, ::2] > 0]
+    CHECK(test::all_ranks(test::gathered(r) == want));
+    // v[v < 0] = 0 writes into u; v[v > 10] *= 2
+    v(v < 0.0) = 0.0;
+    v(v > 10.0) *= 2.0;
+    auto w = data;
+    for (i64 f : vix) {
+      double& x = w[std::size_t(f)];
+      if (x < 0.0) x = 0.0;
+      if (x > 10.0) x *= 2.0;
+    }
+    CHECK(test::all_ranks(test::gathered(u) == w));
+    // v[m] = values (one per true element)
+    ember::dndarray<bool, 2> m = v > 5.0;
+    const i64 count = ember::count_nonzero(m);
+    auto vals = ember::arange<double>(count) + 100.0;
+    v(m) = vals;
+    i64 k = 0;
+    for (i64 f : vix)
+      if (w[std::size_t(f)] > 5.0) w[std::size_t(f)] = 100.0 + double(k++);
+    CHECK(test::all_ranks(k == count));
+    CHECK(test::all_ranks(test::gathered(u) == w));
+    // v[idx] (rows of the view) read and written
+    auto idx = ember::array(std::vector<std::int64_t>{0, -1});
+    ember::dndarray<double, 2> rows = v(idx);
+    std::vector<double> wr;
+    for (i64 rr : {0, 5})
+      for (i64 j = 0; j < 3; ++j) wr.push_back(w[std::size_t(vix[std::size_t(rr * 3 + j)])]);
+    CHECK(test::all_ranks(test::gathered(rows) == wr));
+    v(idx) = -1.0;
+    for (i64 rr : {0, 5})
+      for (i64 j = 0; j < 3; ++j) w[std::size_t(vix[std::size_t(rr * 3 + j)])] = -1.0;
+    CHECK(test::all_ranks(test::gathered(u) == w));
+    // a mask of the wrong shape: a shape_error on every rank
+    auto bad = ember::zeros<bool>({6, 2});
+    expect_collective_throw<ember::shape_error>([&] { ember::dndarray<double, 1> x = v(bad); (void)x; }, {"(6, 2)", "(6, 3)"});
+  }
+}
