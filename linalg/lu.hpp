@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../dsl/matmul.hpp"
+#include "../indexing/indexing.hpp"
 #include "../shape/shape.hpp"
 #include "solvers.hpp"
 
@@ -55,7 +56,7 @@ auto float_matrix(const A& a) {
     if constexpr (lapack_type_v<T>) return a;
     else return to_double(a);
   } else {
-    return float_matrix(ember::eval(a));
+    return float_matrix(ember::detail::as_array(a));
   }
 }
 // The float dtype a matrix operand is factored in.
@@ -63,8 +64,7 @@ template <class A>
 using float_of = typename decltype(float_matrix(std::declval<const A&>()))::value_type;
 template <class A>
 auto operand_array(const A& a) {
-  if constexpr (is_dndarray<A>::value) return a;
-  else return ember::eval(a);
+  return ember::detail::as_array(a);  // an array as it is, an expression or a selection evaluated
 }
 
 // A's LU factors (block-cyclic) and this rank's pivots; `singular` is the first

@@ -16,6 +16,7 @@
 
 #include "../dsl/matmul.hpp"
 #include "../dsl/reductions.hpp"
+#include "../indexing/indexing.hpp"
 #include "../shape/shape.hpp"
 
 namespace ember {
@@ -26,12 +27,6 @@ template <int N, class V>
 auto last_component(const V& v, std::int64_t i) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) { return v(((void)I, ember::all)..., i); }(
       std::make_index_sequence<std::size_t(N - 1)>{});
-}
-template <class A>
-auto product_operand(const A& a) {
-  if constexpr (is_dndarray<A>::value) return a;
-  else if constexpr (is_selection<A>::value) return a.read();
-  else return ember::eval(a);
 }
 }  // namespace detail
 
@@ -44,8 +39,8 @@ auto product_operand(const A& a) {
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto cross(const A& a_, const B& b_, int axis = -1) {
-  const auto a = detail::product_operand(a_);
-  const auto b = detail::product_operand(b_);
+  const auto a = detail::as_array(a_);
+  const auto b = detail::as_array(b_);
   constexpr int N = std::remove_cvref_t<decltype(a)>::ndim_v;
   static_assert(N == std::remove_cvref_t<decltype(b)>::ndim_v, "ember::cross: a and b must have the same rank");
   using R = op::promote_t<typename decltype(a)::value_type, typename decltype(b)::value_type>;
@@ -104,8 +99,8 @@ auto cross(const A& a_, const B& b_, int axis = -1) {
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto vdot(const A& a_, const B& b_) {
-  const auto a = detail::product_operand(a_);
-  const auto b = detail::product_operand(b_);
+  const auto a = detail::as_array(a_);
+  const auto b = detail::as_array(b_);
   const auto sa = a.shape(), sb = b.shape();
   if (index_vec(sa.begin(), sa.end()) == index_vec(sb.begin(), sb.end())) return ember::sum(a * b);
   if (a.layout().numel() != b.layout().numel())
@@ -121,8 +116,8 @@ auto vdot(const A& a_, const B& b_) {
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto inner(const A& a_, const B& b_) {
-  const auto a = detail::product_operand(a_);
-  const auto b = detail::product_operand(b_);
+  const auto a = detail::as_array(a_);
+  const auto b = detail::as_array(b_);
   constexpr int Na = std::remove_cvref_t<decltype(a)>::ndim_v, Nb = std::remove_cvref_t<decltype(b)>::ndim_v;
   const auto sa = a.shape(), sb = b.shape();
   if (sa[Na - 1] != sb[Nb - 1])
@@ -155,8 +150,8 @@ auto inner(const A& a_, const B& b_) {
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto kron(const A& a_, const B& b_) {
-  const auto a = detail::product_operand(a_);
-  const auto b = detail::product_operand(b_);
+  const auto a = detail::as_array(a_);
+  const auto b = detail::as_array(b_);
   constexpr int N = std::remove_cvref_t<decltype(a)>::ndim_v;
   static_assert(N == std::remove_cvref_t<decltype(b)>::ndim_v, "ember::kron: a and b must have the same rank");
   static_assert(2 * N <= 32, "ember::kron: at most 16 dimensions");

@@ -299,3 +299,23 @@ TEST_CASE("cross, vdot, inner, kron: NumPy's definitions at every split", "[lina
   auto y = ember::array(std::vector<std::int64_t>{10, 100});
   CHECK(test::all_ranks(test::gathered(ember::kron(x, y)) == std::vector<std::int64_t>{10, 100, 20, 200, 30, 300}));
 }
+
+TEST_CASE("the factorizations take expressions (evaluated once), equal to the same on the array", "[linalg][expr]") {
+  const i64 n = 17;
+  dmat a = random_dmat(n, n, 21);
+  const dmat spd = a.transpose() * a + double(n) * dmat::Identity(n, n);
+  for (auto s : splits2()) {
+    INFO("split " << ember::detail::axis_str(s));
+    auto A = matrix(a, s);
+    auto S = matrix(spd, s);
+    auto B = matrix(random_dmat(n, 2, 22), s);
+    ember::dndarray<double, 2> A2 = 2.0 * A;
+    CHECK(test::all_ranks(test::gathered(ember::linalg::svd(2.0 * A).S) == test::gathered(ember::linalg::svd(A2).S)));
+    CHECK(test::all_ranks(test::gathered(ember::linalg::qr(2.0 * A).R) == test::gathered(ember::linalg::qr(A2).R)));
+    CHECK(test::all_ranks(test::gathered(ember::linalg::solve(2.0 * A, B + 0.0)) ==
+                          test::gathered(ember::linalg::solve(A2, B))));
+    CHECK(test::all_ranks(test::gathered(ember::linalg::cholesky(S * 1.0)) == test::gathered(ember::linalg::cholesky(S))));
+    CHECK(test::all_ranks(test::gathered(ember::linalg::eigh(S + 0.0).eigenvalues) ==
+                          test::gathered(ember::linalg::eigh(S).eigenvalues)));
+  }
+}
