@@ -8,6 +8,9 @@
 //      pdorgqr on ember's default grid (1 x P), and on the faster of that and P x 1.
 //  (c) exact SVD of a tall-skinny M x k matrix split 0 (TSQR + LAPACK on R),
 //      printed for comparison with the truncated SVDs, and against pdgesvd.
+//  (d) inv and det of an N x N matrix split 0: ember::linalg::inv (conversion +
+//      p?getrf + p?getri + conversion back) against pdgetrf + pdgetri alone, and
+//      det (p?getrf + one allreduce of N + 1 numbers) against pdgetrf alone.
 // Each time is the minimum over `reps` runs of the slowest rank's time.
 // Usage: bench_linalg [N=2048] [M=16384] [n=256] [k=512] [reps=5]; a size of 0 skips its part.
 #include <algorithm>
@@ -50,6 +53,22 @@ struct raw_qr {
     const int k = std::min(m, n);
     ember::scalapack::pgeqrf<double>(m, n, work.local(), work.desc, tau.data());
     ember::scalapack::porgqr<double>(m, k, k, work.local(), work.desc, tau.data());
+  }
+};
+
+// Raw ScaLAPACK LU (+ inverse) on a block-cyclic copy, restored before each run.
+struct raw_lu {
+  ember::linalg::bc_matrix<double> src, work;
+  std::vector<int> ipiv;
+  int n;
+  raw_lu(const ember::dndarray<double, 2>& a, const ember::scalapack::block_cyclic& l)
+      : src(ember::linalg::to_block_cyclic(a, l)),
+        work(ember::linalg::make_block_cyclic<double>(l, a.comm())),
+        n(int(a.shape()[0])) {}
+  void operator()(bool invert) {
+    std::memcpy(work.local(), src.local(), std::size_t(src.lay.local_size(src.comm.rank())) * sizeof(double));
+    ember::scalapack::pgetrf<double>(n, n, work.local(), work.desc, ipiv);
+    if (invert) ember::scalapack::pgetri<double>(n, work.local(), work.desc, ipiv);
   }
 };
 
@@ -135,6 +154,21 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("%-44s %8.4f s  (S only %.4f s)\n", "svd MxK split 0 (TSQR + gesdd), exact", t_ember, t_vals);
     bench::report(rank, "svd MxK split 0 / raw pdgesvd", t_ember / t_raw, "<=", 1.0, "raw " + secs(t_raw));
+  }
+
+  // ---- (d) inv and det, split 0: ember (conversions included) / raw ScaLAPACK ----
+  if (N > 0) {
+    auto a = ember::random::randn<double>({N, N}, {.split = 0});
+    const auto l = ember::scalapack::default_block_cyclic(N, N, P);
+    raw_lu raw(a, l);
+    double d = 0;
+    const auto t = bench::time_interleaved(comm, reps,
+                                           {[&] { raw(true); }, [&] { auto ai = ember::linalg::inv(a); },
+                                            [&] { raw(false); }, [&] { d = ember::linalg::slogdet(a).logabsdet; }});
+    bench::report(rank, "inv NxN split 0 / raw pdgetrf+pdgetri", t[1] / t[0], "<=", 1.1,
+                  "ember " + secs(t[1]) + ", raw " + secs(t[0]));
+    bench::report(rank, "slogdet NxN split 0 / raw pdgetrf", t[3] / t[2], "<=", 1.1,
+                  "ember " + secs(t[3]) + ", raw " + secs(t[2]) + ", log|det| " + std::to_string(d));
   }
   return 0;
 }
