@@ -68,22 +68,18 @@ bool same_inputs(const E& e, const cached_plan& cp, const std::optional<layout>&
   return same;
 }
 
+// The facts besides the expression that a plan depends on: the communicator's
+// size and this rank, the exchange engine's limits, the cost model, the target.
+void add_run_facts(fingerprint& f, const communicator& c, const std::optional<layout>& target);
+// Plans the lowered graph `cp.g` (its views set) for `target` and builds this
+// rank's schedule of every move step and the scratch the executions reuse.
+void prepare_plan(cached_plan& cp, const communicator& c, const std::optional<layout>& target);
+
 template <class Code, class E>
 std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, const std::optional<layout>& target) {
   fingerprint f;
   fingerprint_of(e, f);
-  f.add(std::uint64_t(c.size()));
-  f.add(std::uint64_t(c.rank()));
-  f.add(std::uint64_t(config().max_message_bytes));
-  f.add(std::uint64_t(config().staging_bytes));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().alpha));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().beta));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().gamma));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().mu));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().kappa));
-  f.add(std::bit_cast<std::uint64_t>(planner::cost_model().memory_limit));
-  if (target) f.add(*target);
-  else f.add(0x7a);
+  add_run_facts(f, c, target);
   static std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::shared_ptr<cached_plan>, fingerprint_hash>
       cache;
   const auto key = std::make_pair(f.h1, f.h2);
@@ -95,30 +91,11 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   st.g.nranks = c.size();
   st.g.device_kernels = device_kernels_v<Code>;
   cp->g = std::move(st.g);
-  cp->p = planner::make_plan(cp->g, target, /*per_rank=*/c.size() <= 4096);
-  cp->target = target;
   cp->views.resize(cp->g.nodes.size());
   expr::for_each_leaf(e, 0, [&](const auto& l, int id) {
     if (selection_key(l)) cp->views[std::size_t(id)] = l.view_handle();
   });
-  cp->moves.resize(cp->p.steps.size());
-  cp->ghosts.resize(cp->p.steps.size());
-  cp->ghost_blocks.resize(cp->p.steps.size());
-  cp->halos.resize(cp->p.values.size());
-  for (std::size_t i = 0; i < cp->p.steps.size(); ++i) {
-    const auto& s = cp->p.steps[i];
-    if (!planner::is_move(s.kind)) continue;
-    const std::size_t elem = std::size_t(cp->g.nodes[std::size_t(s.node)].elem);
-    // a move out of a view reads the view's elements where they lie in the base
-    // array's blocks (the same boxes as its layout: the same bytes move)
-    const int src_node = cp->p.value_node[std::size_t(s.input)];
-    const auto& v = cp->views[std::size_t(src_node)];
-    const bool from_view = v && cp->p.leaf_value[std::size_t(src_node)] == s.input;
-    if (s.kind == planner::step_kind::halo) cp->ghosts[i] = std::make_shared<const ghost_rows>(*s.from, *s.to);
-    const distribution& to = s.kind == planner::step_kind::halo ? static_cast<const distribution&>(*cp->ghosts[i]) : *s.to;
-    if (from_view) cp->moves[i] = std::make_unique<exchange>(view_distribution(v), to, c.rank(), elem);
-    else cp->moves[i] = std::make_unique<exchange>(*s.from, to, c.rank(), elem);
-  }
+  prepare_plan(*cp, c, target);
   if (cache.size() > 256) cache.clear();  // bound memory for programs that plan endlessly many shapes
   cache[key] = cp;
   return cp;
@@ -126,22 +103,16 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
 
 // EMBER_CHECK_PLANS=1: every rank must have planned the same (one allreduce; on
 // a mismatch one allgather more names the ranks, the same message everywhere).
-inline void check_same_plan(const planner::plan& p, const communicator& c) {
-  const std::uint64_t h = p.hash();
-  const std::string d = divergence(c, h, [&] {
-    std::ostringstream os;
-    os << "plan " << std::hex << h << std::dec << " (" << p.steps.size() << (p.steps.size() == 1 ? " step)" : " steps)");
-    return os.str();
-  });
-  if (!d.empty()) throw error("ember: ranks planned differently (replicated metadata diverged): " + d);
-}
+void check_same_plan(const planner::plan& p, const communicator& c);
+// What every evaluation does with its plan on request: EMBER_CHECK_PLANS,
+// EMBER_EXPLAIN (printed by rank 0).
+void on_planned(const planner::plan& p, const communicator& c);
 
 // The plan an evaluation runs: cached, checked across ranks and printed on request.
 template <class Code, class E>
 std::shared_ptr<cached_plan> planned(const E& e, const communicator& c, const std::optional<layout>& target) {
   auto cp = plan_cached<Code>(e, c, target);
-  if (env_flag("EMBER_CHECK_PLANS")) check_same_plan(cp->p, c);
-  if (env_flag("EMBER_EXPLAIN") && c.rank() == 0) std::cerr << cp->p;
+  on_planned(cp->p, c);
   return cp;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the AddressSanitizer + UndefinedBehaviorSanitizer variant of the
-# distributed test binaries (the distributed_tests list in tests/meson.build,
-# and test_adversarial)
+# distributed test binaries (the distributed_tests list in tests/meson.build
+# less its unsanitized_tests, and test_adversarial)
 # into [builddir] (default build-asan). Only those binaries and what they link
 # (libember, catch_main) are built: no examples, bench or fault_program.
 #   bash tests/sanitizers/build.sh [builddir]
@@ -50,8 +50,9 @@ fi
 
 tests=$(sed -n "s/^distributed_tests = \[\(.*\)\]/\1/p" tests/meson.build | sed "s/[',]/ /g")
 [ -n "$tests" ] || { echo "build.sh: no distributed_tests list in tests/meson.build" >&2; exit 1; }
+skip=" $(sed -n "s/^unsanitized_tests = \[\(.*\)\]/\1/p" tests/meson.build | sed "s/[',]/ /g") "
 targets=()
-for t in $tests; do targets+=("tests/$t"); done
+for t in $tests; do [[ "$skip" == *" $t "* ]] || targets+=("tests/$t"); done
 # issue 22's adversarial cases run in every variant too (run_tests.py)
 grep -q "executable('test_adversarial'" tests/meson.build && targets+=("tests/test_adversarial")
 ninja -C "$builddir" -j "$jobs" "${targets[@]}"
