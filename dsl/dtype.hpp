@@ -1,16 +1,42 @@
 // Element types ember arrays hold, and their names (NumPy's spelling).
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
 
 namespace ember {
 
+// NumPy's complex dtypes: std::complex, whose layout (real, imaginary) is
+// NumPy's, C's _Complex and MPI's MPI_C_*_COMPLEX alike.
+using complex64 = std::complex<float>;
+using complex128 = std::complex<double>;
+
+template <class T>
+struct is_complex : std::false_type {};
+template <class T>
+struct is_complex<std::complex<T>> : std::true_type {};
+template <class T>
+inline constexpr bool is_complex_v = is_complex<std::remove_cv_t<T>>::value;
+
+// The real type of a complex one (float for complex64); any other type itself.
+template <class T>
+struct real_of {
+  using type = T;
+};
+template <class T>
+struct real_of<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_of_t = typename real_of<T>::type;
+
 template <class T>
 inline constexpr bool is_dtype_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
-                                   std::is_same_v<T, bool>;
+                                   std::is_same_v<T, bool> || std::is_same_v<T, complex64> ||
+                                   std::is_same_v<T, complex128>;
 
 template <class T>
 concept dtype = is_dtype_v<T>;
@@ -22,7 +48,9 @@ constexpr int dtype_code() {
   else if constexpr (std::is_same_v<T, std::int32_t>) return 2;
   else if constexpr (std::is_same_v<T, std::int64_t>) return 3;
   else if constexpr (std::is_same_v<T, float>) return 4;
-  else return 5;
+  else if constexpr (std::is_same_v<T, double>) return 5;
+  else if constexpr (std::is_same_v<T, complex64>) return 6;
+  else return 7;
 }
 
 constexpr std::string_view dtype_name(int code) {
@@ -32,6 +60,8 @@ constexpr std::string_view dtype_name(int code) {
     case 3: return "int64";
     case 4: return "float32";
     case 5: return "float64";
+    case 6: return "complex64";
+    case 7: return "complex128";
   }
   return "unknown";
 }

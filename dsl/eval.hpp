@@ -188,6 +188,9 @@ void copyto(const dndarray<T, N>& dst, const S& src) {
   static_assert(!std::is_same_v<T, bool> || std::is_same_v<V, bool>,
                 "ember::copyto: a non-bool value into a bool array is not a same_kind cast (NumPy's default); "
                 "compare explicitly: ember::copyto(mask, src != 0)");
+  static_assert(is_complex_v<T> || !is_complex_v<V>,
+                "ember::copyto: a complex value into a real array is not a same_kind cast (NumPy's default); "
+                "take a part explicitly: ember::copyto(dst, ember::real(src))");
   if constexpr (scalar_like<S>) {
     dst() = src;  // a fill through the whole-array view
   } else {

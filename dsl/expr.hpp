@@ -250,8 +250,9 @@ concept expression = expr::is_node_v<std::remove_cvref_t<X>>;
 template <class X>
 concept array_like = expression<X> || is_dndarray<std::remove_cvref_t<X>>::value ||
                      is_selection<std::remove_cvref_t<X>>::value;
+// A number: arithmetic, or a complex number (`2.0 * 1i` with std::complex_literals).
 template <class X>
-concept scalar_like = std::is_arithmetic_v<std::remove_cvref_t<X>>;
+concept scalar_like = std::is_arithmetic_v<std::remove_cvref_t<X>> || is_complex_v<std::remove_cvref_t<X>>;
 template <class X>
 concept operand = array_like<X> || scalar_like<X>;
 
@@ -286,7 +287,7 @@ auto step_operand(N n) {
 template <class S, class Other>
 auto as_scalar(S s) {
   using T = op::weak_scalar_t<std::remove_cvref_t<S>, typename node_t<Other>::value_type>;
-  return scalar<T>{{}, T(s)};
+  return scalar<T>{{}, op::convert<T>(s)};
 }
 
 template <class Op, class A, class B>
@@ -408,7 +409,7 @@ template <operand C, operand A, operand B>
   requires(array_like<C> || array_like<A> || array_like<B>)
 auto where(const C& c, const A& a, const B& b) {
   auto cn = [&] {
-    if constexpr (scalar_like<C>) return expr::scalar<bool>{{}, bool(c)};
+    if constexpr (scalar_like<C>) return expr::scalar<bool>{{}, op::truth(c)};
     else return expr::as_node(c);
   }();
   auto an = expr::where_arm<A, B>(a);

@@ -57,9 +57,16 @@ struct factory_args {
 };
 template <class V>
 std::uint64_t bits_of(V v) {
+  if constexpr (is_complex_v<V>) return bits_of(v.real()) * 0x9e3779b97f4a7c15ull ^ bits_of(v.imag());
   std::uint64_t b = 0;
   std::memcpy(&b, &v, std::min(sizeof(V), sizeof b));
   return b;
+}
+// A number in an error message ("(1.5,-2)" for a complex one).
+template <class V>
+std::string number_text(V v) {
+  if constexpr (is_complex_v<V>) return "(" + std::to_string(v.real()) + "," + std::to_string(v.imag()) + ")";
+  else return std::to_string(v);
 }
 
 // A new array for a factory. One collective opens it (detail::agreed_entry): the
@@ -150,7 +157,7 @@ dndarray<T, int(N)> empty(const std::array<std::int64_t, N>& shape, const factor
 template <dtype T, std::size_t N>
 dndarray<T, int(N)> full(const std::array<std::int64_t, N>& shape, T value, const factory_options& o) {
   auto a = detail::make<T>(shape, o, true,
-                           {detail::bits_of(value), [&] { return "fill value " + std::to_string(value); }}, "ember::full");
+                           {detail::bits_of(value), [&] { return "fill value " + detail::number_text(value); }}, "ember::full");
   detail::fill_value(a, value);
   return detail::on_device(a, o.device);
 }

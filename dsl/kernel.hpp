@@ -422,7 +422,7 @@ void run_reduction(Ev ev, Acc* out, Acc* comp, const space<MR>& sp, const std::a
         if constexpr (std::is_same_v<Op, op::sum>) part = chunk_sum<Acc>(tmp, len);
         else {
           part = Op::template identity<Acc>();
-          for (std::int64_t j = 0; j < len; ++j) part = Op::combine(part, Acc(tmp[j]));
+          for (std::int64_t j = 0; j < len; ++j) part = Op::combine(part, op::convert<Acc>(tmp[j]));
         }
         if constexpr (kahan) compensated_add(out[o], comp[o], part);
         else out[o] = Op::combine(out[o], part);
@@ -430,9 +430,9 @@ void run_reduction(Ev ev, Acc* out, Acc* comp, const space<MR>& sp, const std::a
         Acc* orow = out + o + j0;
         if constexpr (kahan) {
           Acc* crow = comp + o + j0;
-          for (std::int64_t j = 0; j < len; ++j) compensated_add(orow[j], crow[j], Acc(tmp[j]));
+          for (std::int64_t j = 0; j < len; ++j) compensated_add(orow[j], crow[j], op::convert<Acc>(tmp[j]));
         } else {
-          for (std::int64_t j = 0; j < len; ++j) orow[j] = Op::combine(orow[j], Acc(tmp[j]));
+          for (std::int64_t j = 0; j < len; ++j) orow[j] = Op::combine(orow[j], op::convert<Acc>(tmp[j]));
         }
       }
     }

@@ -133,6 +133,7 @@ void lower(const X& x, lower_state& st, int id = 0) {
       n.axes = x.axes;
       n.keepdims = x.keepdims;
       n.index_result = x.index_result;
+      if (x.index_result) n.value_elem = std::int64_t(sizeof(typename X::arg_type));
     } else if constexpr (kind == K::step_op) {
       n.kind = std::is_same_v<decltype(x.op_tag()), expr::matmul_op> ? planner::node_kind::matmul
                                                                       : planner::node_kind::transpose;

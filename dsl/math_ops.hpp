@@ -107,9 +107,9 @@ EMBER_BINARY_F(heaviside, a < 0 ? R(0) : a > 0 ? R(1) : a == 0 ? b : a)
 #undef EMBER_BINARY_F
 
 // ---- logical (any dtype; the result is bool) ----
-EMBER_BINARY_C(logical_and, bool_result, bool(a) && bool(b))
-EMBER_BINARY_C(logical_or, bool_result, bool(a) || bool(b))
-EMBER_BINARY_C(logical_xor, bool_result, bool(a) != bool(b))
+EMBER_BINARY_C(logical_and, bool_result, truth(a) && truth(b))
+EMBER_BINARY_C(logical_or, bool_result, truth(a) || truth(b))
+EMBER_BINARY_C(logical_xor, bool_result, truth(a) != truth(b))
 
 // ---- bitwise (integers and bool) ----
 EMBER_BINARY_C(bitwise_and, promote_t, a & b)
@@ -144,7 +144,51 @@ EMBER_BINARY_C(right_shift, promote_t, shift_right(a, b))
       __VA_ARGS__                                   \
     }                                               \
   };
-// Floating functions of x (integers and bool compute in float64).
+// Complex logarithms and exponentials beyond C's: NumPy's formulas (nc_log2,
+// nc_log10, nc_exp2, nc_log1p, nc_expm1), so the results agree to the bit.
+template <class X>
+EMBER_HD X log2_of(X x) {
+  if constexpr (is_complex_v<X>) {
+    using T = real_of_t<X>;
+    const X l = std::log(x);
+    return {l.real() * T(1.442695040888963407359924681001892137), l.imag() * T(1.442695040888963407359924681001892137)};
+  } else return std::log2(x);
+}
+template <class X>
+EMBER_HD X log10_of(X x) {
+  if constexpr (is_complex_v<X>) {
+    using T = real_of_t<X>;
+    const X l = std::log(x);
+    return {l.real() * T(0.434294481903251827651128918916605082), l.imag() * T(0.434294481903251827651128918916605082)};
+  } else return std::log10(x);
+}
+template <class X>
+EMBER_HD X exp2_of(X x) {
+  if constexpr (is_complex_v<X>) {
+    using T = real_of_t<X>;
+    return std::exp(X(x.real() * T(0.693147180559945309417232121458176568), x.imag() * T(0.693147180559945309417232121458176568)));
+  } else return std::exp2(x);
+}
+template <class X>
+EMBER_HD X log1p_of(X x) {
+  if constexpr (is_complex_v<X>) return {std::log(std::hypot(x.real() + 1, x.imag())), std::atan2(x.imag(), x.real() + 1)};
+  else return std::log1p(x);
+}
+template <class X>
+EMBER_HD X expm1_of(X x) {
+  if constexpr (is_complex_v<X>) {
+    const auto a = std::sin(x.imag() / 2);
+    return {std::expm1(x.real()) * std::cos(x.imag()) - 2 * a * a, std::exp(x.real()) * std::sin(x.imag())};
+  } else return std::expm1(x);
+}
+// Both parts of a complex number through a real function `f`; a real one through `f`.
+template <class X, class F>
+EMBER_HD X partwise(X x, F f) {
+  if constexpr (is_complex_v<X>) return {f(x.real()), f(x.imag())};
+  else return f(x);
+}
+
+// Floating functions of x (integers and bool compute in float64; complex stays complex).
 #define EMBER_UNARY_F(NAME, ...) \
   EMBER_UNARY_AS(NAME, float_t<A>, using X = float_t<A>; [[maybe_unused]] const X x = X(a); return R(__VA_ARGS__);)
 EMBER_UNARY_F(tan, std::tan(x))
@@ -156,20 +200,23 @@ EMBER_UNARY_F(cosh, std::cosh(x))
 EMBER_UNARY_F(arcsinh, std::asinh(x))
 EMBER_UNARY_F(arccosh, std::acosh(x))
 EMBER_UNARY_F(arctanh, std::atanh(x))
-EMBER_UNARY_F(log2, std::log2(x))
-EMBER_UNARY_F(log10, std::log10(x))
-EMBER_UNARY_F(log1p, std::log1p(x))
-EMBER_UNARY_F(expm1, std::expm1(x))
-EMBER_UNARY_F(exp2, std::exp2(x))
+EMBER_UNARY_F(log2, log2_of(x))
+EMBER_UNARY_F(log10, log10_of(x))
+EMBER_UNARY_F(log1p, log1p_of(x))
+EMBER_UNARY_F(expm1, expm1_of(x))
+EMBER_UNARY_F(exp2, exp2_of(x))
 EMBER_UNARY_F(cbrt, std::cbrt(x))
 // (pi / 180 rounded once in the result type, as NumPy's npy_deg2rad)
 EMBER_UNARY_F(deg2rad, x * (X(3.141592653589793238462643383279502884) / X(180)))
 EMBER_UNARY_F(rad2deg, x * (X(180) / X(3.141592653589793238462643383279502884)))
 // Round half to even in the default rounding mode (C's rint, not round).
-EMBER_UNARY_F(rint, std::nearbyint(x))
-// The angle of a real number: 0, or pi for a negative one (atan2(0, x): -0.0 gives pi).
-EMBER_UNARY_F(angle, std::atan2(X(0), x))
+EMBER_UNARY_F(rint, partwise(x, [](auto v) { return std::nearbyint(v); }))
 #undef EMBER_UNARY_F
+// The angle of a complex number, atan2(imag, real), a real number; of a real
+// number 0, or pi for a negative one (atan2(0, x): -0.0 gives pi).
+EMBER_UNARY_AS(angle, real_of_t<float_t<A>>, using X = float_t<A>; const X x = X(a);
+               if constexpr (is_complex_v<X>) return R(std::atan2(x.imag(), x.real()));
+               else return R(std::atan2(X(0), x));)
 
 // Rounding keeps integer dtypes (NumPy >= 2.1: floor/ceil/trunc of an integer
 // array is that array); floating values round in their own type.
@@ -186,37 +233,68 @@ EMBER_UNARY_ROUND(trunc)
 #undef EMBER_UNARY_ROUND
 
 EMBER_UNARY_AS(square, A, return R(wrap_mul(a, a));)
-// sign: -1, 0 or 1 in the operand's type; NaN stays NaN, -0.0 gives 0.
-EMBER_UNARY_AS(sign, A, return R(a > A(0) ? A(1) : a < A(0) ? A(-1) : a == A(0) ? A(0) : a);)
+// sign: -1, 0 or 1 in the operand's type; NaN stays NaN, -0.0 gives 0. Of a
+// complex number NumPy 2's z / |z| (0 for 0, NaN for NaN, the direction of an
+// infinite part, NaN for two).
+template <class C>
+EMBER_HD C complex_sign(C z) {
+  using T = typename C::value_type;
+  const T r = z.real(), i = z.imag(), m = std::hypot(r, i);
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  if (m != m) return {nan, nan};
+  if (std::isinf(m)) {
+    if (std::isinf(r)) return std::isinf(i) ? C(nan, nan) : C(r > 0 ? 1 : -1, 0);
+    return {0, i > 0 ? T(1) : T(-1)};
+  }
+  if (m == 0) return {0, 0};
+  return {r / m, i / m};
+}
+EMBER_UNARY_AS(sign, A,
+               if constexpr (is_complex_v<A>) return complex_sign(a);
+               else return R(a > A(0) ? A(1) : a < A(0) ? A(-1) : a == A(0) ? A(0) : a);)
 // 1 / x in the operand's type: for integers NumPy's int(1.0 / x) (1 and -1 give
 // themselves, other values 0, and 0 the most negative value, as 1.0 / 0 = inf
 // converts on x86).
 EMBER_UNARY_AS(reciprocal, A,
-               if constexpr (std::is_floating_point_v<A>) {
+               if constexpr (is_complex_v<A>) {
+                 // NumPy's: divide by the larger part (no overflow in |z|^2)
+                 using T = typename A::value_type;
+                 const T re = a.real(), im = a.imag();
+                 if (std::fabs(im) <= std::fabs(re)) {
+                   const T r = im / re, d = re + im * r;
+                   return R(T(1) / d, -r / d);
+                 }
+                 const T r = re / im, d = re * r + im;
+                 return R(r / d, T(-1) / d);
+               } else if constexpr (std::is_floating_point_v<A>) {
                  return R(A(1) / a);
                } else {
                  return R(a == A(1) ? A(1) : a == A(-1) ? A(-1) : a == A(0) ? std::numeric_limits<A>::lowest() : A(0));
                })
 EMBER_UNARY_AS(positive, A, return R(a);)
-// Real numbers are their own real part and conjugate; their imaginary part is 0.
-EMBER_UNARY_AS(real, A, return R(a);)
-EMBER_UNARY_AS(conj, A, return R(a);)
-EMBER_UNARY_AS(imag, A, return R(A(0));)
+// The parts of a complex number (real numbers are their own real part and
+// conjugate; their imaginary part is 0).
+EMBER_UNARY_AS(real, real_of_t<A>, if constexpr (is_complex_v<A>) return R(a.real()); else return R(a);)
+EMBER_UNARY_AS(imag, real_of_t<A>, if constexpr (is_complex_v<A>) return R(a.imag()); else return R(0);)
+EMBER_UNARY_AS(conj, A, if constexpr (is_complex_v<A>) return std::conj(a); else return R(a);)
 
 // ---- predicates (the result is bool) ----
-#define EMBER_PREDICATE(NAME, FLOAT_EXPR, INT_EXPR)     \
+// (complex: NaN or infinite in either part, finite in both)
+#define EMBER_PREDICATE(NAME, FLOAT_EXPR, INT_EXPR, COMPLEX_EXPR) \
   EMBER_UNARY_AS(NAME, bool,                            \
-                 if constexpr (std::is_floating_point_v<A>) { \
+                 if constexpr (is_complex_v<A>) {       \
+                   return bool(COMPLEX_EXPR);           \
+                 } else if constexpr (std::is_floating_point_v<A>) { \
                    return bool(FLOAT_EXPR);             \
                  } else {                               \
                    return bool(INT_EXPR);               \
                  })
-EMBER_PREDICATE(isnan, std::isnan(a), false)
-EMBER_PREDICATE(isinf, std::isinf(a), false)
-EMBER_PREDICATE(isfinite, std::isfinite(a), true)
-EMBER_PREDICATE(signbit, std::signbit(a), a < A(0))
+EMBER_PREDICATE(isnan, std::isnan(a), false, std::isnan(a.real()) || std::isnan(a.imag()))
+EMBER_PREDICATE(isinf, std::isinf(a), false, std::isinf(a.real()) || std::isinf(a.imag()))
+EMBER_PREDICATE(isfinite, std::isfinite(a), true, std::isfinite(a.real()) && std::isfinite(a.imag()))
+EMBER_PREDICATE(signbit, std::signbit(a), a < A(0), false)
 #undef EMBER_PREDICATE
-EMBER_UNARY_AS(logical_not, bool, return !bool(a);)
+EMBER_UNARY_AS(logical_not, bool, return !truth(a);)
 // ~x: bitwise not of an integer, logical not of a bool (NumPy's invert).
 EMBER_UNARY_AS(invert, A,
                if constexpr (std::is_same_v<A, bool>) {
@@ -237,7 +315,10 @@ struct round {
   template <class R, class A, class D>
   EMBER_HD static R apply(A x, D d_) {
     const std::int64_t d = std::int64_t(d_);
-    if constexpr (std::is_floating_point_v<A>) {
+    if constexpr (is_complex_v<A>) {  // each part (NumPy's around of a complex array)
+      using T = typename A::value_type;
+      return R(apply<T>(x.real(), d_), apply<T>(x.imag(), d_));
+    } else if constexpr (std::is_floating_point_v<A>) {
       if (d == 0) return std::nearbyint(x);
       const A f = A(pow10(d < 0 ? -d : d));
       return d > 0 ? std::nearbyint(x * f) / f : std::nearbyint(x / f) * f;
@@ -272,7 +353,10 @@ struct nan_to_num {
   using result = A;
   template <class R, class A, class N, class P, class M>
   EMBER_HD static R apply(A x, N n, P p, M m) {
-    if constexpr (std::is_floating_point_v<A>) return x != x ? R(n) : x == std::numeric_limits<A>::infinity() ? R(p) : x == -std::numeric_limits<A>::infinity() ? R(m) : x;
+    if constexpr (is_complex_v<A>)  // each part, with the real replacement values
+      return R(apply<real_of_t<A>>(x.real(), n.real(), p.real(), m.real()),
+               apply<real_of_t<A>>(x.imag(), n.real(), p.real(), m.real()));
+    else if constexpr (std::is_floating_point_v<A>) return x != x ? R(n) : x == std::numeric_limits<A>::infinity() ? R(p) : x == -std::numeric_limits<A>::infinity() ? R(m) : x;
     else return x;
   }
 };
@@ -285,10 +369,16 @@ struct isclose {
   template <class R, class A, class B, class T1, class T2, class E>
   EMBER_HD static R apply(A a_, B b_, T1 rtol, T2 atol, E equal_nan) {
     using C = float_t<promote_t<A, B>>;
+    using F = real_of_t<C>;
     const C a = C(a_), b = C(b_);
-    if (a != a || b != b) return bool(equal_nan) && a != a && b != b;
-    if (std::isinf(a) || std::isinf(b)) return a == b;
-    return std::fabs(a - b) <= C(atol) + C(rtol) * std::fabs(b);
+    if (is_nan(a) || is_nan(b)) return bool(equal_nan) && is_nan(a) && is_nan(b);
+    if (!finite(a) || !finite(b)) return a == b;
+    return F(std::abs(a - b)) <= F(atol) + F(rtol) * F(std::abs(b));
+  }
+  template <class C>
+  EMBER_HD static bool finite(C z) {
+    if constexpr (is_complex_v<C>) return std::isfinite(z.real()) && std::isfinite(z.imag());
+    else return std::isfinite(z);
   }
 };
 

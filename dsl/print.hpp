@@ -82,6 +82,13 @@ std::string to_text(const dndarray<T, N>& a, std::string_view device) {
   std::vector<std::string> cells;
   if constexpr (std::is_same_v<T, bool>) {
     cells = format::format_bools(gathered.get(), total);
+  } else if constexpr (is_complex_v<T>) {
+    std::vector<double> re(static_cast<std::size_t>(total)), im(static_cast<std::size_t>(total));
+    for (std::int64_t i = 0; i < total; ++i) {
+      re[std::size_t(i)] = double(gathered[std::size_t(i)].real());
+      im[std::size_t(i)] = double(gathered[std::size_t(i)].imag());
+    }
+    cells = format::format_complex(re.data(), im.data(), total, std::is_same_v<T, complex64>);
   } else if constexpr (std::is_integral_v<T>) {
     std::vector<std::int64_t> v(gathered.get(), gathered.get() + total);
     cells = format::format_ints(v.data(), total);

@@ -125,10 +125,11 @@ inline constexpr all_t all{};
 template <array_like A, class Code = detail::this_code>
 auto mean(const A& a) {
   using F = op::float_t<typename expr::node_t<A>::value_type>;
+  using D = std::conditional_t<is_complex_v<F>, complex128, double>;  // divided in double precision
   const index_vec s = expr::as_node(a).shape();
   double n = 1;
   for (auto x : s) n *= double(x);
-  return F(double(sum<A, Code>(a)) / n);
+  return F(op::convert<D>(sum<A, Code>(a)) / n);
 }
 template <array_like A>
 auto mean(const A& a, all_axes_t) {  // a lazy 0-d mean (for explain, or to fuse into more work)
@@ -157,7 +158,14 @@ auto mean(const A& a, std::initializer_list<int> axes, const reduce_options& o =
 }
 
 namespace detail {
-// Two-pass variance: mean((a - mean(a, axes, keepdims))^2) with N - ddof. The
+// |d|^2 of a deviation: d * d, or re^2 + im^2 for complex d (NumPy's
+// (x * conj(x)).real, a real value).
+template <class D>
+auto squared_magnitude(const D& d) {
+  if constexpr (is_complex_v<typename expr::node_t<const D&>::value_type>) return expr::unary<op::abs2>(d);
+  else return d * d;
+}
+// Two-pass variance: mean(|a - mean(a, axes, keepdims)|^2) with N - ddof. The
 // tree holds the mean twice (d * d); the planner computes it once (common
 // subexpressions): one pass for the mean, one for the squared deviations.
 template <int R, bool Exact, class A>
@@ -166,14 +174,14 @@ auto variance(const A& a, std::vector<int> axes, bool keepdims, std::int64_t ddo
   auto s1 = make_reduction<op::sum, N, true>(a, axes, true);
   const double n = reduced_count(s1);
   auto d = a - s1 / n;
-  auto s2 = make_reduction<op::sum, R, Exact>(d * d, std::move(axes), keepdims);
+  auto s2 = make_reduction<op::sum, R, Exact>(squared_magnitude(d), std::move(axes), keepdims);
   return s2 / (n - double(ddof));
 }
 }  // namespace detail
 
 template <array_like A, class Code = detail::this_code>
 auto var(const A& a, const reduce_options& o = {}) {
-  using F = op::float_t<typename expr::node_t<A>::value_type>;
+  using F = real_of_t<op::float_t<typename expr::node_t<A>::value_type>>;
   auto v = detail::variance<0, true>(a, detail::every_axis(a), false, o.ddof);
   return F(detail::evaluate_scalar<Code>(v));
 }

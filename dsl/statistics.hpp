@@ -31,7 +31,8 @@ using elem_t = typename expr::node_t<A>::value_type;
 template <class A>
 auto nan_filled(const A& a, double fill) {
   using T = elem_t<A>;
-  if constexpr (std::is_floating_point_v<T>) return where(isnan(a), T(fill), a);
+  if constexpr (is_complex_v<T>) return where(isnan(a), T(real_of_t<T>(fill), real_of_t<T>(fill)), a);
+  else if constexpr (std::is_floating_point_v<T>) return where(isnan(a), T(fill), a);
   else return expr::as_node(a);
 }
 // 1 where a is not NaN: the count of a nan-aware reduction.
@@ -60,12 +61,13 @@ struct nan_extreme_kind {
   template <int R, bool E, class A>
   static auto build(const A& a, std::vector<int> ax, bool kd, std::int64_t) {
     using T = elem_t<A>;
-    if constexpr (!std::is_floating_point_v<T>) {
+    if constexpr (!std::is_floating_point_v<T> && !is_complex_v<T>) {
       return make_reduction<Op, R, E>(a, std::move(ax), kd);
     } else {
       const double fill = Max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
       auto all_nan = make_reduction<op::all, R, E>(isnan(a), ax, kd);
-      return where(all_nan, std::numeric_limits<T>::quiet_NaN(), make_reduction<Op, R, E>(nan_filled(a, fill), ax, kd));
+      return where(all_nan, op::convert<T>(std::numeric_limits<real_of_t<T>>::quiet_NaN()),
+                   make_reduction<Op, R, E>(nan_filled(a, fill), ax, kd));
     }
   }
 };
@@ -97,9 +99,9 @@ struct nanvar_kind {
     auto m = make_reduction<op::sum, N, true>(nan_filled(a, 0.0), ax, true) /
              make_reduction<op::sum, N, true>(not_nan(a), ax, true);
     auto d = where(isnan(a), 0.0, a - m);
-    auto s2 = make_reduction<op::sum, R, E>(d * d, ax, kd);
+    auto s2 = make_reduction<op::sum, R, E>(squared_magnitude(d), ax, kd);
     auto n = make_reduction<op::sum, R, E>(not_nan(a), std::move(ax), kd);
-    return astype<F>(s2 / (n - double(ddof)));
+    return astype<real_of_t<F>>(s2 / (n - double(ddof)));
   }
 };
 struct nanstd_kind {
@@ -132,7 +134,7 @@ using nanargmax_kind = nan_arg_kind<op::argmax, true>;
 template <class K, class A>
 void check_all_nan(const A& a, const char* name) {
   if constexpr (requires { K::all_nan_raises; }) {
-    if constexpr (std::is_floating_point_v<elem_t<A>>) {
+    if constexpr (std::is_floating_point_v<elem_t<A>> || is_complex_v<elem_t<A>>) {
       if (ember::all(isnan(a)))  // a value on every rank: every rank throws alike
         throw value_error(std::string("ember::") + name + ": All-NaN slice encountered (every element of the " +
                           std::string(dtype_name<elem_t<A>>()) + " operand of shape " +
@@ -212,7 +214,8 @@ template <array_like A, array_like B, class Code = detail::this_code>
 bool array_equal(const A& a, const B& b, bool equal_nan = false) {
   const index_vec sa = expr::as_node(a).shape(), sb = expr::as_node(b).shape();
   if (sa != sb) return false;
-  if constexpr (std::is_floating_point_v<detail::elem_t<A>> || std::is_floating_point_v<detail::elem_t<B>>) {
+  if constexpr (std::is_floating_point_v<detail::elem_t<A>> || std::is_floating_point_v<detail::elem_t<B>> ||
+                is_complex_v<detail::elem_t<A>> || is_complex_v<detail::elem_t<B>>) {
     if (equal_nan) {
       auto e = (a == b) | (isnan(a) & isnan(b));
       return ember::all.operator()<decltype(e), Code>(e);
@@ -233,6 +236,7 @@ struct cov_options {
 template <array_like M>
 auto cov(const M& m, const cov_options& o = {}) {
   static_assert(expr::node_t<M>::ndim == 2, "ember::cov: takes a 2-D array (variables in rows, or in columns with rowvar = false)");
+  static_assert(!is_complex_v<detail::elem_t<M>>, "ember::cov: complex variables are not supported yet (the conjugate product)");
   using F = op::float_t<detail::elem_t<M>>;
   const int obs = o.rowvar ? 1 : 0;
   const std::int64_t n = expr::as_node(m).shape()[std::size_t(obs)];

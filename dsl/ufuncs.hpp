@@ -55,6 +55,14 @@ inline constexpr bool both_int_v = op::is_int_v<operand_value_t<A, B>> && op::is
   auto NAME(A&& a) {                                \
     return expr::unary<op::OP>(std::forward<A>(a)); \
   }
+#define EMBER_UFUNC1_REAL(NAME, OP)                                                                 \
+  template <array_like A>                                                                           \
+  auto NAME(A&& a) {                                                                                \
+    static_assert(!is_complex_v<typename expr::node_t<A>::value_type>,                              \
+                  "ember::" #NAME " of a complex array: NumPy does not define it either (apply it to "  \
+                  "ember::real(a) and ember::imag(a))");                                            \
+    return expr::unary<op::OP>(std::forward<A>(a));                                                 \
+  }
 #define EMBER_UFUNC1_NOBOOL(NAME, OP)                                                               \
   template <array_like A>                                                                           \
   auto NAME(A&& a) {                                                                                \
@@ -76,16 +84,16 @@ EMBER_UFUNC1(log10, log10)
 EMBER_UFUNC1(log1p, log1p)
 EMBER_UFUNC1(expm1, expm1)
 EMBER_UFUNC1(exp2, exp2)
-EMBER_UFUNC1(cbrt, cbrt)
-EMBER_UFUNC1(deg2rad, deg2rad)
-EMBER_UFUNC1(rad2deg, rad2deg)
-EMBER_UFUNC1(radians, deg2rad)
-EMBER_UFUNC1(degrees, rad2deg)
+EMBER_UFUNC1_REAL(cbrt, cbrt)
+EMBER_UFUNC1_REAL(deg2rad, deg2rad)
+EMBER_UFUNC1_REAL(rad2deg, rad2deg)
+EMBER_UFUNC1_REAL(radians, deg2rad)
+EMBER_UFUNC1_REAL(degrees, rad2deg)
 EMBER_UFUNC1(rint, rint)
-EMBER_UFUNC1(floor, floor)
-EMBER_UFUNC1(ceil, ceil)
-EMBER_UFUNC1(trunc, trunc)
-EMBER_UFUNC1(fix, trunc)  // NumPy's fix: round towards zero
+EMBER_UFUNC1_REAL(floor, floor)
+EMBER_UFUNC1_REAL(ceil, ceil)
+EMBER_UFUNC1_REAL(trunc, trunc)
+EMBER_UFUNC1_REAL(fix, trunc)  // NumPy's fix: round towards zero
 EMBER_UFUNC1(angle, angle)
 EMBER_UFUNC1(real, real)
 EMBER_UFUNC1(imag, imag)
@@ -94,7 +102,7 @@ EMBER_UFUNC1(conjugate, conj)
 EMBER_UFUNC1(isnan, isnan)
 EMBER_UFUNC1(isinf, isinf)
 EMBER_UFUNC1(isfinite, isfinite)
-EMBER_UFUNC1(signbit, signbit)
+EMBER_UFUNC1_REAL(signbit, signbit)
 EMBER_UFUNC1(logical_not, logical_not)
 EMBER_UFUNC1(absolute, abs)
 EMBER_UFUNC1_NOBOOL(square, square)
@@ -111,6 +119,7 @@ EMBER_UFUNC1(acosh, arccosh)
 EMBER_UFUNC1(atanh, arctanh)
 #undef EMBER_UFUNC1
 #undef EMBER_UFUNC1_NOBOOL
+#undef EMBER_UFUNC1_REAL
 
 // ~a: NumPy's invert (bitwise not of integers, logical not of bools).
 template <array_like A>
@@ -146,19 +155,27 @@ auto operator~(A&& a) {
 #define EMBER_NOT_BOOLS(NAME) !detail::both_bool_v<A, B>, "ember::" #NAME ": " EMBER_UFUNC_NOTE_INT8
 #define EMBER_INTEGRAL(NAME) \
   detail::both_integral_v<A, B>, "ember::" #NAME ": needs integer or bool operands (NumPy refuses floating types)"
+#define EMBER_REAL(NAME)                                                                              \
+  !is_complex_v<detail::operand_value_t<A, B>> && !is_complex_v<detail::operand_value_t<B, A>>,       \
+      "ember::" #NAME ": needs real operands (NumPy does not define it for complex numbers either)"
+#define EMBER_REAL_NOT_BOOLS(NAME)                                                                     \
+  !detail::both_bool_v<A, B> && !is_complex_v<detail::operand_value_t<A, B>> &&                       \
+      !is_complex_v<detail::operand_value_t<B, A>>,                                                    \
+      "ember::" #NAME ": needs real operands, not both bool (NumPy does not define it for complex numbers; " \
+      "for bools it computes in int8, which ember does not have yet)"
 #define EMBER_INTS(NAME)                                                                         \
   detail::both_int_v<A, B>, "ember::" #NAME ": needs integer operands (NumPy refuses floating types, " \
                             "and shifts bools in int8, which ember does not have yet)"
-EMBER_UFUNC2(remainder, remainder, EMBER_NOT_BOOLS)
-EMBER_UFUNC2(mod, remainder, EMBER_NOT_BOOLS)
-EMBER_UFUNC2(floor_divide, floor_divide, EMBER_NOT_BOOLS)
-EMBER_UFUNC2(fmod, fmod, EMBER_NOT_BOOLS)
-EMBER_UFUNC2(arctan2, arctan2, EMBER_ANY)
-EMBER_UFUNC2(atan2, arctan2, EMBER_ANY)
-EMBER_UFUNC2(hypot, hypot, EMBER_ANY)
-EMBER_UFUNC2(copysign, copysign, EMBER_ANY)
-EMBER_UFUNC2(nextafter, nextafter, EMBER_ANY)
-EMBER_UFUNC2(heaviside, heaviside, EMBER_ANY)
+EMBER_UFUNC2(remainder, remainder, EMBER_REAL_NOT_BOOLS)
+EMBER_UFUNC2(mod, remainder, EMBER_REAL_NOT_BOOLS)
+EMBER_UFUNC2(floor_divide, floor_divide, EMBER_REAL_NOT_BOOLS)
+EMBER_UFUNC2(fmod, fmod, EMBER_REAL_NOT_BOOLS)
+EMBER_UFUNC2(arctan2, arctan2, EMBER_REAL)
+EMBER_UFUNC2(atan2, arctan2, EMBER_REAL)
+EMBER_UFUNC2(hypot, hypot, EMBER_REAL)
+EMBER_UFUNC2(copysign, copysign, EMBER_REAL)
+EMBER_UFUNC2(nextafter, nextafter, EMBER_REAL)
+EMBER_UFUNC2(heaviside, heaviside, EMBER_REAL)
 EMBER_UFUNC2(logical_and, logical_and, EMBER_ANY)
 EMBER_UFUNC2(logical_or, logical_or, EMBER_ANY)
 EMBER_UFUNC2(logical_xor, logical_xor, EMBER_ANY)
@@ -195,6 +212,8 @@ EMBER_UFUNC_OPERATOR(>>, right_shift)
 #undef EMBER_NOT_BOOLS
 #undef EMBER_INTEGRAL
 #undef EMBER_INTS
+#undef EMBER_REAL
+#undef EMBER_REAL_NOT_BOOLS
 
 // divmod(a, b): (a // b, a % b) as two lazy expressions; ember::eval(q, r)
 // computes both in one pass over a and b.
@@ -227,7 +246,8 @@ template <array_like A>
 auto nan_to_num(const A& a, const nan_to_num_options& o = {}) {
   using T = typename expr::node_t<const A&>::value_type;
   using S = expr::scalar<T>;
-  const T hi = std::numeric_limits<T>::max(), lo = std::numeric_limits<T>::lowest();
+  using F = real_of_t<T>;  // (complex: the replacements of each part)
+  const T hi = T(std::numeric_limits<F>::max()), lo = T(std::numeric_limits<F>::lowest());
   return expr::elementwise<op::nan_to_num, expr::node_t<const A&>, S, S, S>(
       expr::as_node(a), S{{}, T(o.nan)}, S{{}, o.posinf ? T(*o.posinf) : hi}, S{{}, o.neginf ? T(*o.neginf) : lo});
 }
@@ -255,7 +275,8 @@ auto isclose(const A& a, const B& b, const isclose_options& o = {}) {
 namespace detail {
 template <class T, class V>
 inline constexpr bool same_kind_v = !(std::is_integral_v<T> && std::is_floating_point_v<V>) &&
-                                    (!std::is_same_v<T, bool> || std::is_same_v<V, bool>);
+                                    (!std::is_same_v<T, bool> || std::is_same_v<V, bool>) &&
+                                    (is_complex_v<T> || !is_complex_v<V>);
 }  // namespace detail
 // The in-place operators and the ufunc each applies: for arrays below, for
 // views in dsl/view.hpp (one list, so the two cannot drift apart).
@@ -276,7 +297,8 @@ inline constexpr bool same_kind_v = !(std::is_integral_v<T> && std::is_floating_
     auto e = NAME(a, b);                                                                                     \
     static_assert(detail::same_kind_v<T, typename decltype(e)::value_type>,                                  \
                   "ember: `a " #SYM " b` gives a value that does not cast to a's dtype under NumPy's "       \
-                  "same_kind rule (a float into an integer array, a number into a bool array); write "       \
+                  "same_kind rule (a float into an integer array, a number into a bool array, a complex "    \
+                  "number into a real array); write "                                                        \
                   "a = ember::astype<T>(a op b) to cast explicitly");                                       \
     ember::copyto(a, e);                                                                                     \
     return a;                                                                                                \

@@ -28,6 +28,8 @@ struct csv_save_options {
 // file, the line and the field, on every rank.
 template <dtype T>
 dndarray<T, 2> load_csv(const std::string& path, const csv_load_options& o = {}) {
+  static_assert(!is_complex_v<T>, "ember::io::load_csv: complex CSV is not supported yet; load the real and imaginary "
+                                  "parts as two arrays, or use .npy or HDF5");
   const communicator& c = ember::detail::comm_of(o.comm);
   if (o.split) check_axis(*o.split, 2, "load_csv");
   csv_rows rows = read_csv(c, path, dtype_code<T>(), o.sep, o.header);
@@ -48,6 +50,8 @@ dndarray<T, 2> load_csv(const std::string& path, const csv_load_options& o = {})
 // back bit-identical. Atomic, like save_npy.
 template <dtype T>
 void save_csv(const dndarray<T, 2>& a, const std::string& path, const csv_save_options& o = {}) {
+  static_assert(!is_complex_v<T>, "ember::io::save_csv: complex CSV is not supported yet; save ember::real(a) and "
+                                  "ember::imag(a), or use .npy or HDF5");
   const communicator& c = a.comm();
   const std::int64_t cols = a.shape()[1];
   if (!a.split()) {

@@ -39,6 +39,7 @@ struct ir_node {
   std::vector<int> axes;      // reduced axes of the argument, sorted
   bool keepdims = false;
   bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index)
+  std::int64_t value_elem = 0;  // argmin/argmax: bytes of the argument's value in each pair
   // matmul
   bool outer = false;         // outer(a, b): a (m,) as a column times b (n,) as a row
 };

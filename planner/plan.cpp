@@ -409,7 +409,7 @@ class planner_impl {
     if (rn.index_result) {
       // (value, index) pairs of every output element from every rank
       std::vector<std::int64_t> units(static_cast<std::size_t>(g_.nranks), n);
-      return allgather_traffic(units, rn.elem + 8, per_rank);
+      return allgather_traffic(units, (rn.value_elem > 0 ? rn.value_elem : rn.elem) + 8, per_rank);
     }
     return allreduce_traffic(n * rn.elem, rn.elem, g_.nranks, per_rank);
   }

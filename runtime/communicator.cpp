@@ -56,7 +56,35 @@ void nan_minmax(void* in, void* inout, int* len, MPI_Datatype*) {
     else if (y == y) b[i] = Max ? (x > y ? x : y) : (x < y ? x : y);
   }
 }
+// NumPy's minimum/maximum of complex numbers (dsl/ops.hpp's less_equal): a NaN
+// in either part of the incoming value wins, else the lexicographic extreme.
+template <class T, bool Max>
+void complex_minmax(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::complex<T>*>(in);
+  auto* b = static_cast<std::complex<T>*>(inout);
+  const auto nan = [](std::complex<T> z) { return z.real() != z.real() || z.imag() != z.imag(); };
+  const auto le = [](std::complex<T> x, std::complex<T> y) {
+    return (x.real() < y.real() && x.imag() == x.imag() && y.imag() == y.imag()) ||
+           (x.real() == y.real() && x.imag() <= y.imag());
+  };
+  for (int i = 0; i < *len; ++i) {
+    const std::complex<T> x = a[i], y = b[i];
+    if (nan(y)) continue;  // a NaN in either value wins
+    if (nan(x) || (Max ? !le(x, y) : !le(y, x))) b[i] = x;
+  }
+}
 }  // namespace
+
+MPI_Op complex_minmax_op(reduce_op op, bool is_double) {
+  static MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
+  const int t = is_double ? 1 : 0, m = op == reduce_op::max ? 1 : 0;
+  if (ops[t][m] == MPI_OP_NULL) {
+    MPI_User_function* fn = is_double ? (m ? &complex_minmax<double, true> : &complex_minmax<double, false>)
+                                      : (m ? &complex_minmax<float, true> : &complex_minmax<float, false>);
+    check_mpi(MPI_Op_create(fn, 1, &ops[t][m]), "MPI_Op_create");
+  }
+  return ops[t][m];
+}
 
 MPI_Op nan_propagating_op(reduce_op op, bool is_double) {
   // created once, on first use (after MPI_Init); MPI_Finalize reclaims them

@@ -291,10 +291,15 @@ template <class T> MPI_Datatype mpi_type() {
 MPI_Op mpi_op(reduce_op op);
 // min/max that propagate NaN (MPI's MPI_MIN/MPI_MAX drop it), for float/double.
 MPI_Op nan_propagating_op(reduce_op op, bool is_double);
+// min/max of complex numbers (MPI defines none): NumPy's lexicographic order,
+// a NaN in either part propagating.
+MPI_Op complex_minmax_op(reduce_op op, bool is_double);
 template <class T>
 MPI_Op mpi_op_for(reduce_op op) {
   if constexpr (std::is_floating_point_v<T> && (std::is_same_v<T, float> || std::is_same_v<T, double>))
     if (op == reduce_op::min || op == reduce_op::max) return nan_propagating_op(op, std::is_same_v<T, double>);
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+    if (op == reduce_op::min || op == reduce_op::max) return complex_minmax_op(op, std::is_same_v<T, std::complex<double>>);
   return mpi_op(op);
 }
 std::int64_t chunk_elems(std::size_t elem_size);

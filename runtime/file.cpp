@@ -465,8 +465,8 @@ void atomic_target::commit(const std::string& local_error, bool durable, std::in
 namespace {
 
 std::string dname(int code) {
-  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64"};
-  return n[(code >= 1 && code <= 5) ? code : 0];
+  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64", "complex64", "complex128"};
+  return n[(code >= 1 && code <= 7) ? code : 0];
 }
 
 // Rank 0's header write, its byte count checked.
@@ -607,7 +607,9 @@ void load_npy(const communicator& c, const std::string& path, int code, int ndim
   if (err.empty()) err = cerr;
   if (!err.empty()) err = what + ": " + err;
   detail::agree(c, err);
-  if (item > 1 && h.big_endian != (std::endian::native == std::endian::big)) byteswap(dst, n, h.itemsize);
+  // (a complex number swaps each of its two parts)
+  if (item > 1 && h.big_endian != (std::endian::native == std::endian::big))
+    byteswap(dst, h.kind == 'c' ? 2 * n : n, h.kind == 'c' ? h.itemsize / 2 : h.itemsize);
   if (code == 1) {
     // A bool must be 0 or 1 in C++; NumPy reads any nonzero byte as True.
     auto* b = static_cast<unsigned char*>(dst);

@@ -56,8 +56,10 @@ void digits(F x, bool scientific, int precision, std::string& ip, std::string& f
   }
 }
 
+// sign_plus: NumPy's sign='+' (the imaginary parts of complex numbers): every
+// value carries its sign, and infinities and NaN leave room for one.
 template <class F>
-std::vector<std::string> floats_impl(const double* v, std::int64_t n, const options& opt) {
+std::vector<std::string> floats_impl(const double* v, std::int64_t n, const options& opt, bool sign_plus = false) {
   std::vector<double> finite;
   bool neg_inf = false, nonfinite = false;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -78,8 +80,12 @@ std::vector<std::string> floats_impl(const double* v, std::int64_t n, const opti
 
   std::size_t pad_left = 0, pad_right = 0, prec = 0, exp_size = 0;
   std::string ip, fp, ex;
+  const auto with_sign = [&](std::string& int_part, double x) {
+    if (sign_plus && !std::signbit(x)) int_part.insert(0, 1, '+');
+  };
   for (double x : finite) {
     digits(F(x), exp_format, opt.precision, ip, fp, ex);
+    with_sign(ip, x);
     pad_left = std::max(pad_left, ip.size());
     pad_right = std::max(pad_right, fp.size());
     if (exp_format) exp_size = std::max(exp_size, ex.size() - 1);
@@ -88,7 +94,7 @@ std::vector<std::string> floats_impl(const double* v, std::int64_t n, const opti
   if (exp_format) pad_right = exp_size + 2 + prec;
   if (nonfinite) {
     const std::size_t off = pad_right + 1;
-    const std::size_t inflen = 3 + (neg_inf ? 1 : 0);
+    const std::size_t inflen = 3 + (neg_inf || sign_plus ? 1 : 0);
     if (3 > off) pad_left = std::max(pad_left, 3 - off);
     if (inflen > off) pad_left = std::max(pad_left, inflen - off);
   }
@@ -99,6 +105,7 @@ std::vector<std::string> floats_impl(const double* v, std::int64_t n, const opti
     std::string s;
     if (!std::isfinite(x)) {
       std::string r = std::isnan(x) ? "nan" : (x < 0 ? "-inf" : "inf");
+      if (sign_plus && r[0] != '-') r.insert(0, 1, '+');
       const std::size_t w = pad_left + pad_right + 1;
       s = std::string(w > r.size() ? w - r.size() : 0, ' ') + r;
     } else if (exp_format) {
@@ -109,12 +116,14 @@ std::vector<std::string> floats_impl(const double* v, std::int64_t n, const opti
       std::string mant = m.substr(0, e), e_str = m.substr(e + 1);
       auto dot = mant.find('.');
       std::string mip = mant.substr(0, dot), mfp = dot == std::string::npos ? "" : mant.substr(dot + 1);
+      with_sign(mip, x);
       char sign = e_str[0];
       std::string ed = e_str.substr(1);
       while (ed.size() < std::max<std::size_t>(exp_size, 2)) ed = "0" + ed;
       s = std::string(pad_left > mip.size() ? pad_left - mip.size() : 0, ' ') + mip + "." + mfp + "e" + sign + ed;
     } else {
       digits(F(x), false, opt.precision, ip, fp, ex);
+      with_sign(ip, x);
       s = std::string(pad_left > ip.size() ? pad_left - ip.size() : 0, ' ') + ip + "." + fp +
           std::string(pad_right - fp.size(), ' ');
     }
@@ -134,6 +143,19 @@ std::vector<std::string> right_align(std::vector<std::string> cells) {
 
 std::vector<std::string> format_floats(const double* v, std::int64_t n, bool is_float32, const options& opt) {
   return is_float32 ? floats_impl<float>(v, n, opt) : floats_impl<double>(v, n, opt);
+}
+
+std::vector<std::string> format_complex(const double* re, const double* im, std::int64_t n, bool is_complex64,
+                                        const options& opt) {
+  // NumPy's ComplexFloatingFormat: the real parts formatted together, the
+  // imaginary parts together with their signs, and the 'j' before the padding.
+  auto r = is_complex64 ? floats_impl<float>(re, n, opt) : floats_impl<double>(re, n, opt);
+  auto i = is_complex64 ? floats_impl<float>(im, n, opt, true) : floats_impl<double>(im, n, opt, true);
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    const std::size_t end = i[k].find_last_not_of(' ') + 1;
+    r[k] += i[k].substr(0, end) + "j" + i[k].substr(end);
+  }
+  return r;
 }
 
 std::vector<std::string> format_ints(const std::int64_t* v, std::int64_t n) {

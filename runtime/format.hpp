@@ -26,6 +26,9 @@ std::vector<index_vec> shown_indices(const index_vec& shape, const options& opt 
 // Formats every value with the rules of its dtype; all values of one array share
 // precision, notation and padding, so the columns align.
 std::vector<std::string> format_floats(const double* v, std::int64_t n, bool is_float32, const options& opt = {});
+// Complex numbers as NumPy prints them ("1.+2.j", "-0.5-1.25j"), from the parts.
+std::vector<std::string> format_complex(const double* re, const double* im, std::int64_t n, bool is_complex64,
+                                        const options& opt = {});
 std::vector<std::string> format_ints(const std::int64_t* v, std::int64_t n);
 std::vector<std::string> format_bools(const bool* v, std::int64_t n);
 

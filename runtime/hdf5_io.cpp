@@ -39,8 +39,8 @@ void save_hdf5(const communicator&, const std::string& path, const std::string&,
 namespace {
 
 std::string dname(int code) {
-  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64"};
-  return n[(code >= 1 && code <= 5) ? code : 0];
+  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64", "complex64", "complex128"};
+  return n[(code >= 1 && code <= 7) ? code : 0];
 }
 
 // HDF5 prints its error stack on failure; ember reports errors itself. Silenced
@@ -79,8 +79,18 @@ hid_t bool_type() {
   return t;
 }
 
+// h5py's complex numbers: a compound of two floats named "r" and "i".
+hid_t complex_type(hid_t part, std::size_t part_size) {
+  hid_t t = H5Tcreate(H5T_COMPOUND, 2 * part_size);
+  H5Tinsert(t, "r", 0, part);
+  H5Tinsert(t, "i", part_size, part);
+  return t;
+}
+
 hid_t mem_type(int code) {
   switch (code) {
+    case 6: return complex_type(H5T_NATIVE_FLOAT, 4);
+    case 7: return complex_type(H5T_NATIVE_DOUBLE, 8);
     case 1: return bool_type();
     case 2: return H5Tcopy(H5T_NATIVE_INT32);
     case 3: return H5Tcopy(H5T_NATIVE_INT64);
@@ -107,6 +117,16 @@ int code_of(hid_t t, std::string& desc) {
     case H5T_ENUM:
       desc = "enum of " + std::to_string(size) + " byte(s)";
       return size == 1 ? 1 : 0;  // h5py's bool
+    case H5T_COMPOUND: {  // h5py's complex: two floats of one size
+      desc = "compound of " + std::to_string(H5Tget_nmembers(t)) + " members";
+      if (H5Tget_nmembers(t) != 2) return 0;
+      h5 r(H5Tget_member_type(t, 0), H5Tclose), i(H5Tget_member_type(t, 1), H5Tclose);
+      if (H5Tget_class(r) != H5T_FLOAT || H5Tget_class(i) != H5T_FLOAT || H5Tget_size(r) != H5Tget_size(i) ||
+          H5Tget_member_offset(t, 1) != H5Tget_size(r))
+        return 0;
+      desc = "complex" + std::to_string(size * 8);
+      return size == 8 ? 6 : size == 16 ? 7 : 0;
+    }
     default:
       desc = "HDF5 type class " + std::to_string(int(cls));
       return 0;

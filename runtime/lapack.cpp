@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,15 @@ extern "C" {
 EMBER_DECL(d, double)
 EMBER_DECL(s, float)
 #undef EMBER_DECL
+// complex products (std::complex<T> has the layout of Fortran's COMPLEX)
+#define EMBER_DECL_COMPLEX(p, T)                                                                                   \
+  void p##gemm_(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,       \
+                const T*, const int*, const T*, T*, const int*);                                                    \
+  void p##gemv_(const char*, const int*, const int*, const T*, const T*, const int*, const T*, const int*, const T*, \
+                T*, const int*);
+EMBER_DECL_COMPLEX(z, std::complex<double>)
+EMBER_DECL_COMPLEX(c, std::complex<float>)
+#undef EMBER_DECL_COMPLEX
 }
 
 namespace ember::lapack {
@@ -43,7 +53,7 @@ void check_info(int info, const char* routine) { detail::check_info(info, std::s
 using detail::work_size;
 }  // namespace
 
-#define EMBER_IMPL(p, T)                                                                                           \
+#define EMBER_IMPL_PRODUCTS(p, T)                                                                                  \
   template <>                                                                                                      \
   void gemm<T>(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,             \
                std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {                  \
@@ -62,7 +72,9 @@ using detail::work_size;
     const int M = to_int(m, #p "gemv"), N = to_int(n, #p "gemv"), la = to_int(std::max<std::int64_t>(lda, 1), #p "gemv"); \
     const int ix = to_int(incx, #p "gemv"), iy = to_int(incy, #p "gemv");                                          \
     p##gemv_(&ct, &M, &N, &alpha, a, &la, x, &ix, &beta, y, &iy);                                                  \
-  }                                                                                                                \
+  }
+#define EMBER_IMPL(p, T)                                                                                           \
+  EMBER_IMPL_PRODUCTS(p, T)                                                                                        \
   template <>                                                                                                      \
   void syrk<T>(char uplo, bool tr, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, T beta,  \
                T* c, std::int64_t ldc) {                                                                           \
@@ -159,6 +171,9 @@ using detail::work_size;
   }
 EMBER_IMPL(d, double)
 EMBER_IMPL(s, float)
+EMBER_IMPL_PRODUCTS(z, std::complex<double>)
+EMBER_IMPL_PRODUCTS(c, std::complex<float>)
 #undef EMBER_IMPL
+#undef EMBER_IMPL_PRODUCTS
 
 }  // namespace ember::lapack

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -276,11 +277,16 @@ std::int64_t matmul_workspace(const matmul_problem& p) {
 }
 
 // ---------------------------------------------------------------------------
+// The element types BLAS multiplies (the others take the plain loop).
+template <class T>
+constexpr bool blas_type = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                           std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
 template <class T>
 void local_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
                 const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+  if constexpr (blas_type<T>) {
     if (k == 0) {
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
@@ -466,7 +472,7 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
       return;
     }
     case matmul_algorithm::summa: {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if constexpr (blas_type<T>) {
         const auto L = summa_layouts_of(p);
         const auto& g = scalapack::grid::get(comm, L.c.prow(), L.c.pcol());
         auto A = detail::allocate<T>(std::max<std::int64_t>(L.a.local_size(r), 1));
@@ -483,7 +489,7 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
         }
         exchange(L.c, p.c, r, sizeof(T)).run(comm, C.get(), c);
       } else {
-        throw type_error("ember::matmul: the ScaLAPACK algorithm takes float or double operands");
+        throw type_error("ember::matmul: the ScaLAPACK algorithm takes floating or complex operands");
       }
       return;
     }
@@ -522,6 +528,8 @@ EMBER_MATMUL(float)
 EMBER_MATMUL(double)
 EMBER_MATMUL(std::int32_t)
 EMBER_MATMUL(std::int64_t)
+EMBER_MATMUL(std::complex<float>)
+EMBER_MATMUL(std::complex<double>)
 #undef EMBER_MATMUL
 
 }  // namespace ember

@@ -97,14 +97,18 @@ struct dict_parser {
 };
 
 void parse_descr(const std::string& d, npy_header& h, const std::string& path) {
-  const std::string supported = " (ember reads bool, int32, int64, float32 and float64)";
-  if (d.size() != 3) fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
-  const char order = d[0], kind = d[1], size = d[2];
+  const std::string supported = " (ember reads bool, int32, int64, float32, float64, complex64 and complex128)";
+  if (d.size() != 3 && d.size() != 4) fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
+  const char order = d[0], kind = d[1];
   if (order != '<' && order != '>' && order != '|' && order != '=')
     fail(path, "dtype descr '" + excerpt(d) + "' has no byte-order mark");
-  if (size < '1' || size > '9') fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
+  int size = 0;
+  for (std::size_t i = 2; i < d.size(); ++i) {
+    if (d[i] < '0' || d[i] > '9') fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
+    size = size * 10 + (d[i] - '0');
+  }
   h.kind = kind;
-  h.itemsize = size - '0';
+  h.itemsize = size;
   // '=' is "native" of the writer, which NumPy never writes; like NumPy, read it as this machine's order.
   h.big_endian = order == '>';
   if (h.dtype_code() == 0) fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
@@ -119,6 +123,8 @@ std::size_t dtype_size(int code) {
     case 3: return 8;
     case 4: return 4;
     case 5: return 8;
+    case 6: return 8;
+    case 7: return 16;
   }
   return 0;
 }
@@ -129,6 +135,8 @@ int npy_header::dtype_code() const {
   if (kind == 'i' && itemsize == 8) return 3;
   if (kind == 'f' && itemsize == 4) return 4;
   if (kind == 'f' && itemsize == 8) return 5;
+  if (kind == 'c' && itemsize == 8) return 6;
+  if (kind == 'c' && itemsize == 16) return 7;
   return 0;
 }
 
@@ -213,6 +221,7 @@ std::string make_npy_header(int code, const shape_vec& shape) {
     case 1: h.kind = 'b'; break;
     case 2: case 3: h.kind = 'i'; break;
     case 4: case 5: h.kind = 'f'; break;
+    case 6: case 7: h.kind = 'c'; break;
     default: throw error("ember::io: no .npy dtype for dtype code " + std::to_string(code));
   }
   h.itemsize = int(dtype_size(code));
@@ -366,6 +375,7 @@ std::int64_t parse_csv_rows(std::string_view text, char sep, int code, std::vect
     case 3: return parse_rows<std::int64_t>(text, sep, out, ncols, first_line, path, "int64");
     case 4: return parse_rows<float>(text, sep, out, ncols, first_line, path, "float32");
     case 5: return parse_rows<double>(text, sep, out, ncols, first_line, path, "float64");
+    case 6: case 7: throw type_error("ember::io::load_csv: '" + path + "': complex CSV is not supported yet (store the real and imaginary parts as two arrays, or use .npy or HDF5)");
   }
   throw error("ember::io::load_csv: unknown dtype code " + std::to_string(code));
 }
@@ -377,6 +387,7 @@ void format_csv_rows(const void* data, int code, std::int64_t rows, std::int64_t
     case 3: return format_rows(static_cast<const std::int64_t*>(data), rows, cols, sep, out);
     case 4: return format_rows(static_cast<const float*>(data), rows, cols, sep, out);
     case 5: return format_rows(static_cast<const double*>(data), rows, cols, sep, out);
+    case 6: case 7: throw type_error("ember::io::save_csv: complex CSV is not supported yet (save ember::real(a) and ember::imag(a), or use .npy or HDF5)");
   }
   throw error("ember::io::save_csv: unknown dtype code " + std::to_string(code));
 }

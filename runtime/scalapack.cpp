@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,14 @@ void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* 
 EMBER_PGEMM(pd, double)
 EMBER_PGEMM(ps, float)
 #undef EMBER_PGEMM
+void pzgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const std::complex<double>* alpha,
+             const std::complex<double>* a, const int* ia, const int* ja, const int* da, const std::complex<double>* b,
+             const int* ib, const int* jb, const int* db, const std::complex<double>* beta, std::complex<double>* c,
+             const int* ic, const int* jc, const int* dc);
+void pcgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const std::complex<float>* alpha,
+             const std::complex<float>* a, const int* ia, const int* ja, const int* da, const std::complex<float>* b,
+             const int* ib, const int* jb, const int* db, const std::complex<float>* beta, std::complex<float>* c,
+             const int* ic, const int* jc, const int* dc);
 }
 
 namespace ember::scalapack {
@@ -317,5 +326,15 @@ int syevd_extra(const descriptor& da) {
 EMBER_IMPL(pd, double)
 EMBER_IMPL(ps, float)
 #undef EMBER_IMPL
+// complex products (the factorizations are real-only so far)
+#define EMBER_IMPL_COMPLEX(p, T)                                                                                  \
+  template <>                                                                                                     \
+  void pgemm<T>(char ta, char tb, int m, int n, int k, T alpha, const T* a, const descriptor& da, const T* b,     \
+                const descriptor& db, T beta, T* c, const descriptor& dc) {                                       \
+    p##gemm_(&ta, &tb, &m, &n, &k, &alpha, a, &one, &one, da.d, b, &one, &one, db.d, &beta, c, &one, &one, dc.d); \
+  }
+EMBER_IMPL_COMPLEX(pz, std::complex<double>)
+EMBER_IMPL_COMPLEX(pc, std::complex<float>)
+#undef EMBER_IMPL_COMPLEX
 
 }  // namespace ember::scalapack

@@ -19,13 +19,14 @@ np.seterr(all="ignore")
 # and NumPy < 2.1 returns floats from floor of integers (NumPy >= 2.1: the integer type)
 documented = {("sqrt", "bool"): "float16", ("floor", "bool"): "float16" if np.__version__ < "2.1" else "bool",
               ("arctan2", "bool", "bool"): "float16"}
-scalars = {"pybool": True, "pyint": 1, "pyfloat": 1.0}
+scalars = {"pybool": True, "pyint": 1, "pyfloat": 1.0, "pycomplex": 1j}
 bad = n = 0
 for line in sys.stdin:
     op, a, b, got = line.split()
     x = np.ones(3, dtype=a)
     if b == "-":
-        want = {"sqrt": lambda: np.sqrt(x), "floor": lambda: np.floor(x), "sum": lambda: np.sum(x, keepdims=True)}[op]().dtype.name
+        want = {"sqrt": lambda: np.sqrt(x), "floor": lambda: np.floor(x), "absolute": lambda: np.absolute(x),
+                "sum": lambda: np.sum(x, keepdims=True)}[op]().dtype.name
         key = (op, a)
         if op == "floor" and a != "bool" and np.__version__ < "2.1": want = a  # NumPy >= 2.1
     else:

@@ -10,7 +10,7 @@ namespace {
 
 template <class... T>
 struct types {};
-using all = types<bool, std::int32_t, std::int64_t, float, double>;
+using all = types<bool, std::int32_t, std::int64_t, float, double, ember::complex64, ember::complex128>;
 
 template <class T>
 const char* name() {
@@ -26,9 +26,10 @@ void pair() {
   namespace op = ember::op;
   line<op::add::result<A, B>>("add", name<A>(), name<B>());
   line<op::div::result<A, B>>("true_divide", name<A>(), name<B>());
-  if constexpr (!(std::is_same_v<A, bool> && std::is_same_v<B, bool>))
+  constexpr bool real = !ember::is_complex_v<A> && !ember::is_complex_v<B>;  // (NumPy defines these for real numbers)
+  if constexpr (!(std::is_same_v<A, bool> && std::is_same_v<B, bool>) && real)
     line<op::remainder::result<A, B>>("remainder", name<A>(), name<B>());
-  line<typename op::arctan2::template result<A, B>>("arctan2", name<A>(), name<B>());
+  if constexpr (real) line<typename op::arctan2::template result<A, B>>("arctan2", name<A>(), name<B>());
   if constexpr (std::is_integral_v<A> && std::is_integral_v<B>)
     line<op::bitwise_and::result<A, B>>("bitwise_and", name<A>(), name<B>());
 }
@@ -40,8 +41,10 @@ void row(types<B...>) {
   line<op::promote_t<op::weak_scalar_t<bool, A>, A>>("add", name<A>(), "pybool");
   line<op::promote_t<op::weak_scalar_t<std::int64_t, A>, A>>("add", name<A>(), "pyint");
   line<op::promote_t<op::weak_scalar_t<double, A>, A>>("add", name<A>(), "pyfloat");
+  line<op::promote_t<op::weak_scalar_t<ember::complex128, A>, A>>("add", name<A>(), "pycomplex");
   line<op::sqrt::result<A>>("sqrt", name<A>(), "-");
-  line<op::floor::result<A>>("floor", name<A>(), "-");
+  line<op::abs::result<A>>("absolute", name<A>(), "-");
+  if constexpr (!ember::is_complex_v<A>) line<op::floor::result<A>>("floor", name<A>(), "-");
   line<op::sum_t<A>>("sum", name<A>(), "-");
 }
 template <class... A>

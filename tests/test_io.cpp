@@ -59,6 +59,8 @@ T value(std::int64_t i) {
   if constexpr (std::is_same_v<T, bool>) return (i * 7) % 3 == 0;
   else if constexpr (std::is_same_v<T, std::int32_t>) return std::int32_t(i * 2654435761u) ^ 0x5a5a5a5a;
   else if constexpr (std::is_same_v<T, std::int64_t>) return std::int64_t(i) * 1234567890123LL - 77;
+  else if constexpr (ember::is_complex_v<T>)
+    return T(typename T::value_type(std::sin(double(i) * 0.7) * 1e3 / 7.0), typename T::value_type(std::cos(double(i) * 1.3) / 3.0));
   else return T(std::sin(double(i) * 0.7) * 1e3 / 7.0);
 }
 
@@ -182,7 +184,7 @@ void npy_round_trips(const std::array<std::int64_t, N>& shape, const std::string
 }
 
 TEMPLATE_TEST_CASE("npy round trip: every dtype, split, uneven and empty shapes", "[io][npy]", bool, std::int32_t,
-                   std::int64_t, float, double) {
+                   std::int64_t, float, double, ember::complex64, ember::complex128) {
   using T = TestType;
   npy_round_trips<T>(std::array<std::int64_t, 1>{0}, "a");
   npy_round_trips<T>(std::array<std::int64_t, 1>{1}, "b");   // empty slices at P > 1
@@ -411,7 +413,8 @@ import numpy as np, sys
 d = sys.argv[1]
 base = np.arange(60).reshape(3, 4, 5)
 arrs = {'f8': base * 0.1, 'f4': (base * 0.1).astype(np.float32), 'i4': (base - 30).astype(np.int32),
-        'i8': base.astype(np.int64) * 10**12, 'b1': base % 3 == 0}
+        'i8': base.astype(np.int64) * 10**12, 'b1': base % 3 == 0,
+        'c16': base * 0.1 + 1j * ((base - 7) * 0.25), 'c8': (base * 0.1 + 1j * ((base - 7) * 0.25)).astype(np.complex64)}
 for k, a in arrs.items():
     np.save(f'{d}/np_{k}_le.npy', a)
     np.save(f'{d}/np_{k}_be.npy', a.astype(a.dtype.newbyteorder('>')))
@@ -447,6 +450,9 @@ for k, a in arrs.items():
   check(std::int32_t{}, [](std::int64_t i) { return std::int32_t(i - 30); }, "i4");
   check(std::int64_t{}, [](std::int64_t i) { return i * 1000000000000LL; }, "i8");
   check(bool{}, [](std::int64_t i) { return i % 3 == 0; }, "b1");
+  check(ember::complex128{}, [](std::int64_t i) { return ember::complex128(double(i) * 0.1, double(i - 7) * 0.25); }, "c16");
+  check(ember::complex64{}, [](std::int64_t i) { return ember::complex64(float(double(i) * 0.1), float(double(i - 7) * 0.25)); },
+        "c8");
   const std::string verify = R"PY(
 import numpy as np, sys, glob
 d = sys.argv[1]
@@ -459,7 +465,7 @@ for p in glob.glob(f'{d}/em_*.npy'):
     assert got.dtype.byteorder in '<|=', p
     assert got.tobytes() == want.tobytes(), p
     n += 1
-assert n == 5 * 5 * 4, n
+assert n == 7 * 5 * 4, n
 )PY";
   if (W().rank() == 0) std::ofstream(d + "/v.py") << verify;
   REQUIRE(run_on_root(python() + " " + d + "/v.py " + d));
@@ -569,7 +575,7 @@ TEST_CASE("csv: bad fields and ragged rows raise on every rank with the global l
 // HDF5
 
 TEMPLATE_TEST_CASE("hdf5 round trip: every dtype and split; errors", "[io][hdf5]", bool, std::int32_t, std::int64_t,
-                   float, double) {
+                   float, double, ember::complex64, ember::complex128) {
   using T = TestType;
   if (!ember::io::hdf5_available()) {
     REQUIRE(throws_everywhere([] { ember::io::load_hdf5<T, 1>("x.h5", "d"); }, {"without parallel HDF5"}));

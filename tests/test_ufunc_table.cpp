@@ -18,7 +18,7 @@ void unary_case() {
   std::vector<double> fused(av.size());
   for (std::size_t i = 0; i < av.size(); ++i) {
     want[i] = Op::template apply<R>(T(av[i]));
-    fused[i] = double(R(want[i])) * bv[i] + cv[i];
+    fused[i] = ember::op::convert<double>(R(want[i])) * bv[i] + cv[i];
   }
   for (const auto& l : layouts) {
     INFO(Op::name << " on " << ember::dtype_name<T>() << ", " << l.name);
@@ -70,6 +70,7 @@ using all_dtypes = types<bool, i32, i64, float, double>;
 using numbers = types<i32, i64, float, double>;
 using integral = types<bool, i32, i64>;
 using ints = types<i32, i64>;
+using complexes = types<ember::complex64, ember::complex128>;
 
 // Fusion and the scalar operand run the same kernel machinery for every op and
 // dtype: checked on the last dtype of each list (double, or the widest integer),
@@ -131,6 +132,62 @@ TEST_CASE("every unary ufunc on every dtype it accepts, in every layout, alone a
   unary_over<op::reciprocal>(numbers{});
   unary_over<op::positive>(numbers{});
   unary_over<op::invert>(integral{});
+}
+
+TEST_CASE("every ufunc NumPy defines for complex numbers, on complex64 and complex128", "[ufunc][complex]") {
+  namespace op = ember::op;
+  unary_over<op::exp>(complexes{});
+  unary_over<op::log>(complexes{});
+  unary_over<op::sqrt>(complexes{});
+  unary_over<op::sin>(complexes{});
+  unary_over<op::cos>(complexes{});
+  unary_over<op::tan>(complexes{});
+  unary_over<op::tanh>(complexes{});
+  unary_over<op::arcsin>(complexes{});
+  unary_over<op::arccos>(complexes{});
+  unary_over<op::arctan>(complexes{});
+  unary_over<op::sinh>(complexes{});
+  unary_over<op::cosh>(complexes{});
+  unary_over<op::arcsinh>(complexes{});
+  unary_over<op::arccosh>(complexes{});
+  unary_over<op::arctanh>(complexes{});
+  unary_over<op::log2>(complexes{});
+  unary_over<op::log10>(complexes{});
+  unary_over<op::log1p>(complexes{});
+  unary_over<op::expm1>(complexes{});
+  unary_over<op::exp2>(complexes{});
+  unary_over<op::rint>(complexes{});
+  unary_over<op::angle>(complexes{});
+  unary_over<op::abs>(complexes{});
+  unary_over<op::isnan>(complexes{});
+  unary_over<op::isinf>(complexes{});
+  unary_over<op::isfinite>(complexes{});
+  unary_over<op::logical_not>(complexes{});
+  unary_over<op::real>(complexes{});
+  unary_over<op::imag>(complexes{});
+  unary_over<op::conj>(complexes{});
+  unary_over<op::square>(complexes{});
+  unary_over<op::sign>(complexes{});
+  unary_over<op::reciprocal>(complexes{});
+  unary_over<op::neg>(complexes{});
+  binary_over<op::add>(complexes{});
+  binary_over<op::sub>(complexes{});
+  binary_over<op::mul>(complexes{});
+  binary_over<op::div>(complexes{});
+  binary_over<op::power>(complexes{});
+  binary_over<op::minimum>(complexes{});
+  binary_over<op::maximum>(complexes{});
+  binary_over<op::lt>(complexes{});
+  binary_over<op::ge>(complexes{});
+  binary_over<op::eq>(complexes{});
+  binary_over<op::logical_and>(complexes{});
+  // mixed with real operands, promoted as NumPy's result_type
+  binary_case<op::mul, ember::complex64, double>();
+  binary_case<op::div, float, ember::complex64>();
+  binary_case<op::add, i32, ember::complex64>();
+  static_assert(std::is_same_v<ember::op::promote_t<ember::complex64, float>, ember::complex64>);
+  static_assert(std::is_same_v<ember::op::promote_t<ember::complex64, i32>, ember::complex128>);
+  static_assert(std::is_same_v<ember::op::weak_scalar_t<ember::complex128, float>, ember::complex64>);
 }
 
 TEST_CASE("every binary ufunc on every dtype it accepts, broadcast, with arrays and scalars", "[ufunc]") {

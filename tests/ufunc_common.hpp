@@ -27,6 +27,9 @@ bool same_values(const std::vector<T>& got, const std::vector<T>& want) {
     if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(got[i]) && std::isnan(want[i])) continue;
       if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) return false;
+    } else if constexpr (ember::is_complex_v<T>) {  // each part bit for bit, NaN equal to NaN
+      const auto same = [](auto x, auto y) { return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0; };
+      if (!same(got[i].real(), want[i].real()) || !same(got[i].imag(), want[i].imag())) return false;
     } else if (got[i] != want[i]) {
       return false;
     }
@@ -37,7 +40,10 @@ template <class E, class T = typename E::value_type>
 void expect(const E& e, const std::vector<test::host_t<T>>& want) {
   const auto got = test::gathered(ember::eval(e));
   std::string g;
-  for (auto v : got) g += std::to_string(v) + " ";
+  for (auto v : got) {
+    if constexpr (ember::is_complex_v<T>) g += "(" + std::to_string(v.real()) + "," + std::to_string(v.imag()) + ") ";
+    else g += std::to_string(v) + " ";
+  }
   INFO("got " << g);
   CHECK(test::all_ranks(same_values(got, want)));
 }
@@ -46,7 +52,15 @@ void expect(const E& e, const std::vector<test::host_t<T>>& want) {
 // Test values with the special cases of each dtype.
 template <class T>
 std::vector<T> specials() {
-  if constexpr (std::is_same_v<T, bool>) return {false, true};
+  if constexpr (ember::is_complex_v<T>) {
+    // every pairing of a part's specials that a stride of 5 reaches: zeros of
+    // both signs, infinities and NaN in either part, with ordinary values
+    using F = typename T::value_type;
+    const auto p = specials<F>();
+    std::vector<T> v;
+    for (std::size_t i = 0; i < 3 * p.size(); ++i) v.emplace_back(p[i % p.size()], p[(i * 5 + 3) % p.size()]);
+    return v;
+  } else if constexpr (std::is_same_v<T, bool>) return {false, true};
   else if constexpr (std::is_integral_v<T>)
     return {0, 1, -1, 2, -7, 13, 100, std::numeric_limits<T>::max(), std::numeric_limits<T>::min(), 31, -33};
   else
