@@ -3,6 +3,7 @@
 // one local dgemm per rank of the same flops divided over the ranks (an n/P x n
 // times n x n product), with no communication at all. Also prints the algorithm
 // the planner chose and what plan_for picks at 2 and 4096 ranks.
+#include <complex>
 #include <string>
 
 #include <ember.hpp>
@@ -49,6 +50,38 @@ int main(int argc, char** argv) {
                     "<=", 1.15, extra);
     }
   bench::report(rank, "matmul, worst split pair / local dgemm", worst, "<=", 1.15, "");
+
+  // complex128: the same against one local zgemm of the same flops (three split
+  // pairs: the local product, a ring and a reduction over k)
+  {
+    using c128 = ember::complex128;
+    using namespace std::complex_literals;
+    auto za = ember::detail::allocate<c128>(rows * n), zb = ember::detail::allocate<c128>(n * n),
+         zc = ember::detail::allocate<c128>(rows * n);
+    std::fill_n(za.get(), rows * n, c128(0.5, -0.25));
+    std::fill_n(zb.get(), n * n, c128(0.25, 0.5));
+    auto zbase = [&] { ember::local_gemm<c128>(rows, n, n, za.get(), n, zb.get(), n, c128(0), zc.get(), n); };
+    const std::pair<ember::split_axis, ember::split_axis> pairs[] = {
+        {ember::split_axis{0}, ember::split_axis{}}, {ember::split_axis{0}, ember::split_axis{0}},
+        {ember::split_axis{1}, ember::split_axis{0}}};
+    double zworst = 0;
+    for (auto [sa, sb] : pairs) {
+      ember::dndarray<c128, 2> A = ember::random::randn<double>({n, n}, {.split = sa}) + 1.0i * ember::random::randn<double>({n, n}, {.split = sa});
+      ember::dndarray<c128, 2> B = ember::random::randn<double>({n, n}, {.split = sb}) - 0.5i * ember::random::randn<double>({n, n}, {.split = sb});
+      ember::dndarray<c128, 2> C = ember::matmul(A, B);
+      const auto p = ember::explain(ember::matmul(A, B));
+      std::string alg = "?";
+      for (const auto& s : p.steps)
+        if (s.product) alg = ember::name(s.product->alg);
+      const auto [ratio, t_base] = bench::ratio_rounds(comm, reps, zbase, [&] { C = ember::matmul(A, B); });
+      zworst = std::max(zworst, ratio);
+      char extra[160];
+      std::snprintf(extra, sizeof extra, "%s, zgemm %.3f s", alg.c_str(), t_base);
+      bench::report(rank, ("complex128 matmul A split " + text(sa) + " x B split " + text(sb) + " / local zgemm").c_str(),
+                    ratio, "<=", 1.15, extra);
+    }
+    bench::report(rank, "complex128 matmul, worst split pair / local zgemm", zworst, "<=", 1.15, "");
+  }
 
   // the 2-D algorithm at scale, a 1-D one on 2 ranks (plans only, nothing runs)
   const std::int64_t N = 65536;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // GCC 12 reports a false -Wstringop-overread and -Warray-bounds (a memmove "out
@@ -287,6 +288,12 @@ auto step_operand(N n) {
 template <class S, class Other>
 auto as_scalar(S s) {
   using T = op::weak_scalar_t<std::remove_cvref_t<S>, typename node_t<Other>::value_type>;
+  // An integer that the array's integer dtype cannot hold is NumPy 2's
+  // OverflowError (uint8_array + 300, uint8_array * -1): the same on every rank.
+  if constexpr (op::is_int_v<S> && op::is_int_v<T> && !std::is_same_v<S, T>)
+    if (!std::in_range<T>(s))
+      throw value_error("ember: the scalar " + std::to_string(s) + " is out of bounds for an operand of dtype " +
+                        std::string(dtype_name<T>()) + " (NumPy 2 raises too); cast the array first, e.g. ember::astype<std::int64_t>(a)");
   return scalar<T>{{}, op::convert<T>(s)};
 }
 

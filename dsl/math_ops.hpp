@@ -24,7 +24,7 @@ template <class T>
 EMBER_HD T py_floordiv(T a, T b) {
   if constexpr (is_int_v<T>) {
     if (b == 0) return T(0);
-    if (b == T(-1)) return wrap_neg(a);
+    if (std::is_signed_v<T> && b == T(-1)) return wrap_neg(a);
     T q = T(a / b);
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -44,7 +44,7 @@ EMBER_HD T py_floordiv(T a, T b) {
 template <class T>
 EMBER_HD T py_mod(T a, T b) {
   if constexpr (is_int_v<T>) {
-    if (b == 0 || b == T(-1)) return T(0);
+    if (b == 0 || (std::is_signed_v<T> && b == T(-1))) return T(0);
     T r = T(a % b);
     if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
     return r;
@@ -60,10 +60,14 @@ EMBER_HD T py_mod(T a, T b) {
   }
 }
 
-// A binary op computed in the operands' common type C; its result type is
-// RES<A, B> (an alias template: promote_t, or bool_result).
+// A binary op computed in the operands' common type C (its result type, unless
+// that is bool); its result type is RES<A, B> (an alias template: promote_t,
+// arith_t or bool_result).
 template <class A, class B>
 using bool_result = bool;
+// Integer arithmetic on two bools is int8 arithmetic in NumPy (True % True is int8 0).
+template <class A, class B>
+using arith_t = std::conditional_t<std::is_same_v<A, bool> && std::is_same_v<B, bool>, std::int8_t, promote_t<A, B>>;
 #define EMBER_BINARY_C(NAME, RES, ...)                         \
   struct NAME {                                                \
     static constexpr std::string_view name = #NAME;            \
@@ -71,22 +75,26 @@ using bool_result = bool;
     using result = RES<A, B>;                                  \
     template <class R, class A, class B>                       \
     EMBER_HD static R apply(A a_, B b_) {                      \
-      using C = promote_t<A, B>;                               \
+      using C = std::conditional_t<std::is_same_v<RES<A, B>, bool>, promote_t<A, B>, RES<A, B>>; \
       [[maybe_unused]] const C a = C(a_), b = C(b_);           \
       return R(__VA_ARGS__);                                   \
     }                                                          \
   };
 template <class T>
 EMBER_HD T fmod_of(T a, T b) {
-  if constexpr (is_int_v<T>) return (b == 0 || b == T(-1)) ? T(0) : T(a % b);
+  if constexpr (is_int_v<T>) return (b == 0 || (std::is_signed_v<T> && b == T(-1))) ? T(0) : T(a % b);
   else return std::fmod(a, b);
 }
-EMBER_BINARY_C(remainder, promote_t, py_mod(a, b))
-EMBER_BINARY_C(floor_divide, promote_t, py_floordiv(a, b))
-EMBER_BINARY_C(fmod, promote_t, fmod_of(a, b))
-// Floating results: integers compute in float64.
+EMBER_BINARY_C(remainder, arith_t, py_mod(a, b))
+EMBER_BINARY_C(floor_divide, arith_t, py_floordiv(a, b))
+EMBER_BINARY_C(fmod, arith_t, fmod_of(a, b))
+// Floating results: each operand's float type (float_t), promoted, as NumPy
+// picks the smallest float loop both operands cast to (int16 and uint16: float32).
+template <class T>
+using float_part_t = std::conditional_t<std::is_same_v<T, bool>, float, float_t<T>>;  // (bool fits any float)
 template <class A, class B>
-using float2_t = float_t<promote_t<A, B>>;
+using float2_t = std::conditional_t<std::is_same_v<A, bool> && std::is_same_v<B, bool>, double,
+                                    promote_t<float_part_t<A>, float_part_t<B>>>;
 #define EMBER_BINARY_F(NAME, EXPR)                               \
   struct NAME {                                                  \
     static constexpr std::string_view name = #NAME;              \
@@ -127,8 +135,8 @@ EMBER_HD T shift_right(T a, T b) {
   using U = wide_unsigned_t<T>;
   return U(b) < U(sizeof(T) * 8) ? T(a >> U(b)) : T(a < 0 ? -1 : 0);
 }
-EMBER_BINARY_C(left_shift, promote_t, shift_left(a, b))
-EMBER_BINARY_C(right_shift, promote_t, shift_right(a, b))
+EMBER_BINARY_C(left_shift, arith_t, shift_left(a, b))
+EMBER_BINARY_C(right_shift, arith_t, shift_right(a, b))
 #undef EMBER_BINARY_C
 
 // ---- unary ----
@@ -232,7 +240,10 @@ EMBER_UNARY_ROUND(ceil)
 EMBER_UNARY_ROUND(trunc)
 #undef EMBER_UNARY_ROUND
 
-EMBER_UNARY_AS(square, A, return R(wrap_mul(a, a));)
+// Arithmetic on a bool is int8 arithmetic (NumPy's loops start at int8).
+template <class A>
+using arith1_t = std::conditional_t<std::is_same_v<A, bool>, std::int8_t, A>;
+EMBER_UNARY_AS(square, arith1_t<A>, return R(wrap_mul(R(a), R(a)));)
 // sign: -1, 0 or 1 in the operand's type; NaN stays NaN, -0.0 gives 0. Of a
 // complex number NumPy 2's z / |z| (0 for 0, NaN for NaN, the direction of an
 // infinite part, NaN for two).
@@ -249,13 +260,13 @@ EMBER_HD C complex_sign(C z) {
   if (m == 0) return {0, 0};
   return {r / m, i / m};
 }
-EMBER_UNARY_AS(sign, A,
+EMBER_UNARY_AS(sign, arith1_t<A>,
                if constexpr (is_complex_v<A>) return complex_sign(a);
-               else return R(a > A(0) ? A(1) : a < A(0) ? A(-1) : a == A(0) ? A(0) : a);)
+               else return R(a > A(0) ? R(1) : a < A(0) ? R(-1) : a == A(0) ? R(0) : R(a));)
 // 1 / x in the operand's type: for integers NumPy's int(1.0 / x) (1 and -1 give
 // themselves, other values 0, and 0 the most negative value, as 1.0 / 0 = inf
 // converts on x86).
-EMBER_UNARY_AS(reciprocal, A,
+EMBER_UNARY_AS(reciprocal, arith1_t<A>,
                if constexpr (is_complex_v<A>) {
                  // NumPy's: divide by the larger part (no overflow in |z|^2)
                  using T = typename A::value_type;
@@ -269,7 +280,10 @@ EMBER_UNARY_AS(reciprocal, A,
                } else if constexpr (std::is_floating_point_v<A>) {
                  return R(A(1) / a);
                } else {
-                 return R(a == A(1) ? A(1) : a == A(-1) ? A(-1) : a == A(0) ? std::numeric_limits<A>::lowest() : A(0));
+                 // (1 / 0 is inf, which x86 converts to the most negative 32- or 64-bit
+                 // value; narrower and unsigned types keep its low bits, 0)
+                 constexpr A at_zero = std::is_signed_v<A> && sizeof(A) >= 4 ? std::numeric_limits<A>::lowest() : A(0);
+                 return R(a == A(1) ? A(1) : (std::is_signed_v<A> && a == A(-1)) ? A(-1) : a == A(0) ? at_zero : A(0));
                })
 EMBER_UNARY_AS(positive, A, return R(a);)
 // The parts of a complex number (real numbers are their own real part and

@@ -29,17 +29,34 @@ constexpr int kind_of() {
 }
 
 namespace detail {
-// Two real types' promotion (float32 with an integer is float64 in NumPy; with
-// bool or float32 it stays float32).
+// Two real types' promotion, NumPy's table: bool yields to anything; integers of
+// one signedness to the wider; a signed and an unsigned one to the signed type
+// that holds both (int8 + uint8 is int16), float64 when none does (int64 +
+// uint64); an integer with float32 stays float32 up to 16 bits (float32 +
+// int16), float64 beyond.
 template <class A, class B>
-using promote_real_t = std::conditional_t<
-    std::is_same_v<A, double> || std::is_same_v<B, double>, double,
-    std::conditional_t<
-        std::is_same_v<A, float> || std::is_same_v<B, float>,
-        std::conditional_t<(kind_of<A>() == 1 || kind_of<B>() == 1), double, float>,
-        std::conditional_t<std::is_same_v<A, std::int64_t> || std::is_same_v<B, std::int64_t>, std::int64_t,
-                           std::conditional_t<std::is_same_v<A, std::int32_t> || std::is_same_v<B, std::int32_t>,
-                                              std::int32_t, bool>>>>;
+constexpr auto promote_real_of() {
+  if constexpr (std::is_same_v<A, B> || std::is_same_v<B, bool>) return std::type_identity<A>{};
+  else if constexpr (std::is_same_v<A, bool>) return std::type_identity<B>{};
+  else if constexpr (std::is_floating_point_v<A> && std::is_floating_point_v<B>)
+    return std::type_identity<std::conditional_t<(sizeof(A) >= sizeof(B)), A, B>>{};
+  else if constexpr (std::is_floating_point_v<B>) return promote_real_of<B, A>();
+  else if constexpr (std::is_floating_point_v<A>)  // B an integer
+    return std::type_identity<std::conditional_t<(std::is_same_v<A, float> && sizeof(B) <= 2), float, double>>{};
+  else if constexpr (std::is_signed_v<A> == std::is_signed_v<B>)
+    return std::type_identity<std::conditional_t<(sizeof(A) >= sizeof(B)), A, B>>{};
+  else {
+    using S = std::conditional_t<std::is_signed_v<A>, A, B>;
+    using U = std::conditional_t<std::is_signed_v<A>, B, A>;
+    if constexpr (sizeof(S) > sizeof(U)) return std::type_identity<S>{};
+    else if constexpr (sizeof(U) == 1) return std::type_identity<std::int16_t>{};
+    else if constexpr (sizeof(U) == 2) return std::type_identity<std::int32_t>{};
+    else if constexpr (sizeof(U) == 4) return std::type_identity<std::int64_t>{};
+    else return std::type_identity<double>{};
+  }
+}
+template <class A, class B>
+using promote_real_t = typename decltype(promote_real_of<A, B>())::type;
 }  // namespace detail
 
 // With a complex operand the result is complex of the precision the real parts
@@ -69,10 +86,17 @@ using weak_scalar_t = std::conditional_t<
         kind_of<Scalar>() == 3, std::complex<std::conditional_t<std::is_same_v<Array, float>, float, double>>,
         std::conditional_t<kind_of<Scalar>() == 2, double, std::conditional_t<kind_of<Scalar>() == 1, std::int64_t, bool>>>>;
 
-// Floating result of a math function (integers and bool compute in float64;
-// complex stays complex).
+// Floating result of a math function: NumPy's smallest float that holds the
+// integer type (float32 for 8- and 16-bit integers, where NumPy uses float16 for
+// 8 bits, which ember does not have; float64 beyond, and for bool); floating and
+// complex types stay.
 template <class T>
-using float_t = std::conditional_t<std::is_floating_point_v<T> || is_complex_v<T>, T, double>;
+using float_t = std::conditional_t<std::is_floating_point_v<T> || is_complex_v<T>, T,
+                                   std::conditional_t<(std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) <= 2),
+                                                      float, double>>;
+// The result of a mean or a true division of integers: float64, as NumPy's.
+template <class T>
+using mean_t = std::conditional_t<std::is_floating_point_v<T> || is_complex_v<T>, T, double>;
 
 template <class T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
@@ -188,7 +212,7 @@ EMBER_HD T quotient(T a, T b) {
 EMBER_BINARY(add, wrap_add(a, b), promote_t<A, B>)
 EMBER_BINARY(sub, wrap_sub(a, b), promote_t<A, B>)
 EMBER_BINARY(mul, wrap_mul(a, b), promote_t<A, B>)
-EMBER_BINARY(div, quotient(float_t<C>(a), float_t<C>(b)), float_t<promote_t<A, B>>)
+EMBER_BINARY(div, quotient(mean_t<C>(a), mean_t<C>(b)), mean_t<promote_t<A, B>>)
 EMBER_BINARY(eq, a == b, bool)
 EMBER_BINARY(ne, a != b, bool)
 EMBER_BINARY(lt, less(a, b), bool)
@@ -203,8 +227,8 @@ EMBER_BINARY(maximum, (less_equal(b, a) || is_nan(a)) ? a : b, promote_t<A, B>)
 
 struct power {
   static constexpr std::string_view name = "pow";
-  template <class A, class B>
-  using result = promote_t<A, B>;
+  template <class A, class B>  // (two bools: int8, as NumPy)
+  using result = std::conditional_t<std::is_same_v<A, bool> && std::is_same_v<B, bool>, std::int8_t, promote_t<A, B>>;
   template <class R, class A, class B>
   EMBER_HD static R apply(A a, B b) {
     if constexpr (std::is_integral_v<R>) {
@@ -341,8 +365,11 @@ struct astype {
 
 // ---- reductions ----
 // Accumulator and result types follow NumPy: integer and bool sums are int64.
+// (unsigned integers sum in uint64, the others in int64)
 template <class T>
-using sum_t = std::conditional_t<std::is_floating_point_v<T> || is_complex_v<T>, T, std::int64_t>;
+using sum_t = std::conditional_t<std::is_floating_point_v<T> || is_complex_v<T>, T,
+                                 std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, std::uint64_t,
+                                                    std::int64_t>>;
 
 // The identity of min (high) or max: infinity for floating types, the extreme
 // value for integers.

@@ -89,6 +89,8 @@ std::string to_text(const dndarray<T, N>& a, std::string_view device) {
       im[std::size_t(i)] = double(gathered[std::size_t(i)].imag());
     }
     cells = format::format_complex(re.data(), im.data(), total, std::is_same_v<T, complex64>);
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+    cells = format::format_uints(gathered.get(), total);
   } else if constexpr (std::is_integral_v<T>) {
     std::vector<std::int64_t> v(gathered.get(), gathered.get() + total);
     cells = format::format_ints(v.data(), total);

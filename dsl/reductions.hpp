@@ -124,7 +124,7 @@ inline constexpr all_t all{};
 // mean = sum / count: an elementwise division after the (fused) sum.
 template <array_like A, class Code = detail::this_code>
 auto mean(const A& a) {
-  using F = op::float_t<typename expr::node_t<A>::value_type>;
+  using F = op::mean_t<typename expr::node_t<A>::value_type>;
   using D = std::conditional_t<is_complex_v<F>, complex128, double>;  // divided in double precision
   const index_vec s = expr::as_node(a).shape();
   double n = 1;
@@ -181,7 +181,7 @@ auto variance(const A& a, std::vector<int> axes, bool keepdims, std::int64_t ddo
 
 template <array_like A, class Code = detail::this_code>
 auto var(const A& a, const reduce_options& o = {}) {
-  using F = real_of_t<op::float_t<typename expr::node_t<A>::value_type>>;
+  using F = real_of_t<op::mean_t<typename expr::node_t<A>::value_type>>;
   auto v = detail::variance<0, true>(a, detail::every_axis(a), false, o.ddof);
   return F(detail::evaluate_scalar<Code>(v));
 }

@@ -83,7 +83,7 @@ struct nan_arg_kind {
 struct nanmean_kind {
   template <int R, bool E, class A>
   static auto build(const A& a, std::vector<int> ax, bool kd, std::int64_t) {
-    using F = op::float_t<elem_t<A>>;
+    using F = op::mean_t<elem_t<A>>;
     auto s = make_reduction<op::sum, R, E>(nan_filled(a, 0.0), ax, kd);
     auto n = make_reduction<op::sum, R, E>(not_nan(a), std::move(ax), kd);
     return astype<F>(s / n);
@@ -94,7 +94,7 @@ struct nanmean_kind {
 struct nanvar_kind {
   template <int R, bool E, class A>
   static auto build(const A& a, std::vector<int> ax, bool kd, std::int64_t ddof) {
-    using F = op::float_t<elem_t<A>>;
+    using F = op::mean_t<elem_t<A>>;
     constexpr int N = rank_of<A>;
     auto m = make_reduction<op::sum, N, true>(nan_filled(a, 0.0), ax, true) /
              make_reduction<op::sum, N, true>(not_nan(a), ax, true);
@@ -237,7 +237,7 @@ template <array_like M>
 auto cov(const M& m, const cov_options& o = {}) {
   static_assert(expr::node_t<M>::ndim == 2, "ember::cov: takes a 2-D array (variables in rows, or in columns with rowvar = false)");
   static_assert(!is_complex_v<detail::elem_t<M>>, "ember::cov: complex variables are not supported yet (the conjugate product)");
-  using F = op::float_t<detail::elem_t<M>>;
+  using F = op::mean_t<detail::elem_t<M>>;
   const int obs = o.rowvar ? 1 : 0;
   const std::int64_t n = expr::as_node(m).shape()[std::size_t(obs)];
   const std::int64_t ddof = o.ddof ? *o.ddof : (o.bias ? 0 : 1);
@@ -249,7 +249,7 @@ auto cov(const M& m, const cov_options& o = {}) {
 // standard deviations, clipped to [-1, 1] as NumPy does; a (k, k) array.
 template <array_like M>
 auto corrcoef(const M& m, const cov_options& o = {}) {
-  using F = op::float_t<detail::elem_t<M>>;
+  using F = op::mean_t<detail::elem_t<M>>;
   dndarray<F, 2> c = cov(m, o);
   auto d = sqrt(diagonal(c));
   dndarray<F, 2> r = clip(c / outer(d, d), -1.0, 1.0);

@@ -7,10 +7,10 @@
 //   auto [q, r] = ember::divmod(a, b);      two lazy expressions (eval them together)
 //   a += b; a(0, ember::all) *= 2;          into the array's storage (no allocation)
 //
-// Type rules are NumPy 2's (op::promote, Python scalars weak). Where NumPy
-// computes in a dtype ember does not have yet (int8 for arithmetic on two bools)
-// or refuses the operands (bitwise ops on floats), the call is a compile error
-// that says what to write instead.
+// Type rules are NumPy 2's (op::promote, Python scalars weak; arithmetic on two
+// bools in int8). Where NumPy refuses the operands (bitwise ops on floats,
+// floor of a complex number), the call is a compile error that says what to
+// write instead.
 #pragma once
 
 #include <utility>
@@ -47,7 +47,7 @@ template <class A, class B>
 inline constexpr bool both_int_v = op::is_int_v<operand_value_t<A, B>> && op::is_int_v<operand_value_t<B, A>>;
 }  // namespace detail
 
-#define EMBER_UFUNC_NOTE_INT8 "NumPy computes it for bool operands in int8, which ember does not have yet; cast first: ember::astype<std::int32_t>(a)"
+#define EMBER_UFUNC_NOTE_INT8 "NumPy computes it for bool operands in int8; cast first: ember::astype<std::int8_t>(a)"
 
 // ---- unary ufuncs ----
 #define EMBER_UFUNC1(NAME, OP)                      \
@@ -105,9 +105,9 @@ EMBER_UFUNC1(isfinite, isfinite)
 EMBER_UFUNC1_REAL(signbit, signbit)
 EMBER_UFUNC1(logical_not, logical_not)
 EMBER_UFUNC1(absolute, abs)
-EMBER_UFUNC1_NOBOOL(square, square)
-EMBER_UFUNC1_NOBOOL(sign, sign)
-EMBER_UFUNC1_NOBOOL(reciprocal, reciprocal)
+EMBER_UFUNC1(square, square)
+EMBER_UFUNC1(sign, sign)
+EMBER_UFUNC1(reciprocal, reciprocal)
 EMBER_UFUNC1_NOBOOL(positive, positive)
 EMBER_UFUNC1_NOBOOL(negative, neg)
 // The array API's spellings of the same functions.
@@ -153,23 +153,19 @@ auto operator~(A&& a) {
   }
 #define EMBER_ANY(NAME) true
 #define EMBER_NOT_BOOLS(NAME) !detail::both_bool_v<A, B>, "ember::" #NAME ": " EMBER_UFUNC_NOTE_INT8
-#define EMBER_INTEGRAL(NAME) \
-  detail::both_integral_v<A, B>, "ember::" #NAME ": needs integer or bool operands (NumPy refuses floating types)"
+#define EMBER_INTEGRAL(NAME)                                                                          \
+  detail::both_integral_v<A, B> &&                                                                     \
+      std::is_integral_v<op::promote_t<detail::operand_value_t<A, B>, detail::operand_value_t<B, A>>>,  \
+      "ember::" #NAME ": needs integer or bool operands of a common integer type (NumPy refuses floating " \
+      "types, and int64 with uint64, which promote to float64)"
 #define EMBER_REAL(NAME)                                                                              \
   !is_complex_v<detail::operand_value_t<A, B>> && !is_complex_v<detail::operand_value_t<B, A>>,       \
       "ember::" #NAME ": needs real operands (NumPy does not define it for complex numbers either)"
-#define EMBER_REAL_NOT_BOOLS(NAME)                                                                     \
-  !detail::both_bool_v<A, B> && !is_complex_v<detail::operand_value_t<A, B>> &&                       \
-      !is_complex_v<detail::operand_value_t<B, A>>,                                                    \
-      "ember::" #NAME ": needs real operands, not both bool (NumPy does not define it for complex numbers; " \
-      "for bools it computes in int8, which ember does not have yet)"
-#define EMBER_INTS(NAME)                                                                         \
-  detail::both_int_v<A, B>, "ember::" #NAME ": needs integer operands (NumPy refuses floating types, " \
-                            "and shifts bools in int8, which ember does not have yet)"
-EMBER_UFUNC2(remainder, remainder, EMBER_REAL_NOT_BOOLS)
-EMBER_UFUNC2(mod, remainder, EMBER_REAL_NOT_BOOLS)
-EMBER_UFUNC2(floor_divide, floor_divide, EMBER_REAL_NOT_BOOLS)
-EMBER_UFUNC2(fmod, fmod, EMBER_REAL_NOT_BOOLS)
+#define EMBER_INTS(NAME) EMBER_INTEGRAL(NAME)
+EMBER_UFUNC2(remainder, remainder, EMBER_REAL)
+EMBER_UFUNC2(mod, remainder, EMBER_REAL)
+EMBER_UFUNC2(floor_divide, floor_divide, EMBER_REAL)
+EMBER_UFUNC2(fmod, fmod, EMBER_REAL)
 EMBER_UFUNC2(arctan2, arctan2, EMBER_REAL)
 EMBER_UFUNC2(atan2, arctan2, EMBER_REAL)
 EMBER_UFUNC2(hypot, hypot, EMBER_REAL)
@@ -213,7 +209,6 @@ EMBER_UFUNC_OPERATOR(>>, right_shift)
 #undef EMBER_INTEGRAL
 #undef EMBER_INTS
 #undef EMBER_REAL
-#undef EMBER_REAL_NOT_BOOLS
 
 // divmod(a, b): (a // b, a % b) as two lazy expressions; ember::eval(q, r)
 // computes both in one pass over a and b.

@@ -117,6 +117,27 @@ int main(int argc, char** argv) {
   auto [qv, rv] = em::eval(q, r);  // one pass over i and j
   em::io::save_npy(qv, out + "/divmod_q.npy");
   em::io::save_npy(rv, out + "/divmod_r.npy");
+  // int8 and the unsigned types: wrapping, NumPy's mixed-signedness promotion
+  em::dndarray<std::uint8_t, 2> u = em::astype<std::uint8_t>(em::abs(x) * 80);
+  em::dndarray<std::int8_t, 2> s8 = em::astype<std::int8_t>(x * 50);
+  save("u_add", u + u);                   // uint8, wraps
+  save("u_sub", u - 200);                 // a Python-style scalar keeps uint8
+  save("u_mul_s8", u * s8);               // int16
+  save("u_div_s8", u / s8);               // float64
+  save("u_floordiv", em::floor_divide(u, 7));
+  save("u_mod_s8", u % s8);               // int16; s8 has zeros
+  save("u_shl", u << 3);
+  save("u_shr_s8", u >> em::abs(s8));    // shifts past the width give 0
+  save("u_sqrt", em::sqrt(u));            // float32 (NumPy: float16)
+  save("s8_neg", -s8);
+  save("s8_abs", em::abs(s8));            // abs(-128) wraps to -128
+  save("s8_reciprocal", em::reciprocal(s8));
+  save("u_colsum", u.sum(0));             // uint64
+  save("s8_rowmean", em::mean(s8, 1));    // float64
+  save("u_rowmax", u.max(1));
+  save("u64", em::astype<std::uint64_t>(u) * 0x0123456789abcdefull);  // wraps modulo 2^64
+  save("u64_mix", em::astype<std::uint64_t>(u) + i);  // uint64 + int64 is float64
+  save("b_mod", (x > 0) % (x < 1));       // bool % bool is int8
   // in-place operators and members
   auto z = y.copy();
   z += x;
@@ -197,6 +218,13 @@ int main(int argc, char** argv) {
 // same("i_floor", np.floor(i).astype(i.dtype))  # NumPy < 2.1 returns float64 here; >= 2.1 int64, as ember
 // same("i_round", np.round(i, -1)); same("i_minimum_j", np.minimum(i, j)); same("j_reciprocal", np.reciprocal(j))
 // dq, dr = np.divmod(i, j); same("divmod_q", dq); same("divmod_r", dr)
+// u = (np.abs(x) * 80).astype(np.uint8); s8 = (x * 50).astype(np.int8)
+// same("u_add", u + u); same("u_sub", u - np.uint8(200)); same("u_mul_s8", u * s8); same("u_div_s8", u / s8)
+// same("u_floordiv", u // np.uint8(7)); same("u_mod_s8", u % s8); same("u_shl", u << np.uint8(3))
+// same("u_shr_s8", u >> np.abs(s8)); same("u_sqrt", np.sqrt(u.astype(np.float32))); same("s8_neg", -s8)
+// same("s8_abs", np.abs(s8)); same("s8_reciprocal", np.reciprocal(s8)); same("u_colsum", u.sum(0))
+// same("s8_rowmean", s8.mean(1)); same("u_rowmax", u.max(1)); same("u64", u.astype(np.uint64) * np.uint64(0x0123456789abcdef))
+// same("u64_mix", u.astype(np.uint64) + i); same("b_mod", (x > 0) % (x < 1))
 // z = y.copy(); z += x; z *= 2; same("z", z)
 // k = i.copy(); k %= 5; k <<= 1; k |= 1; same("k", k)
 // same("colmax", x.max(0)); same("T", x.T)

@@ -465,8 +465,9 @@ void atomic_target::commit(const std::string& local_error, bool durable, std::in
 namespace {
 
 std::string dname(int code) {
-  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64", "complex64", "complex128"};
-  return n[(code >= 1 && code <= 7) ? code : 0];
+  static const char* n[] = {"unknown", "bool",  "int32", "int64",  "float32", "float64", "complex64",
+                            "complex128", "int8", "int16", "uint8", "uint16",  "uint32",  "uint64"};
+  return n[(code >= 1 && code <= 13) ? code : 0];
 }
 
 // Rank 0's header write, its byte count checked.

@@ -165,6 +165,13 @@ std::vector<std::string> format_ints(const std::int64_t* v, std::int64_t n) {
   return right_align(std::move(c));
 }
 
+std::vector<std::string> format_uints(const std::uint64_t* v, std::int64_t n) {
+  std::vector<std::string> c;
+  c.reserve(std::size_t(n));
+  for (std::int64_t i = 0; i < n; ++i) c.push_back(std::to_string(v[i]));
+  return right_align(std::move(c));
+}
+
 std::vector<std::string> format_bools(const bool* v, std::int64_t n) {
   std::vector<std::string> c;
   c.reserve(std::size_t(n));

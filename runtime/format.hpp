@@ -30,6 +30,7 @@ std::vector<std::string> format_floats(const double* v, std::int64_t n, bool is_
 std::vector<std::string> format_complex(const double* re, const double* im, std::int64_t n, bool is_complex64,
                                         const options& opt = {});
 std::vector<std::string> format_ints(const std::int64_t* v, std::int64_t n);
+std::vector<std::string> format_uints(const std::uint64_t* v, std::int64_t n);
 std::vector<std::string> format_bools(const bool* v, std::int64_t n);
 
 // Nested brackets over the shown cells (row-major over the shown extents), "..."

@@ -39,8 +39,9 @@ void save_hdf5(const communicator&, const std::string& path, const std::string&,
 namespace {
 
 std::string dname(int code) {
-  static const char* n[] = {"unknown", "bool", "int32", "int64", "float32", "float64", "complex64", "complex128"};
-  return n[(code >= 1 && code <= 7) ? code : 0];
+  static const char* n[] = {"unknown", "bool",  "int32", "int64",  "float32", "float64", "complex64",
+                            "complex128", "int8", "int16", "uint8", "uint16",  "uint32",  "uint64"};
+  return n[(code >= 1 && code <= 13) ? code : 0];
 }
 
 // HDF5 prints its error stack on failure; ember reports errors itself. Silenced
@@ -87,10 +88,36 @@ hid_t complex_type(hid_t part, std::size_t part_size) {
   return t;
 }
 
+// The type in the file: little-endian standard types (h5py's choice).
+hid_t file_type(int code) {
+  switch (code) {
+    case 1: return bool_type();
+    case 2: return H5Tcopy(H5T_STD_I32LE);
+    case 3: return H5Tcopy(H5T_STD_I64LE);
+    case 4: return H5Tcopy(H5T_IEEE_F32LE);
+    case 5: return H5Tcopy(H5T_IEEE_F64LE);
+    case 6: return complex_type(H5T_IEEE_F32LE, 4);
+    case 7: return complex_type(H5T_IEEE_F64LE, 8);
+    case 8: return H5Tcopy(H5T_STD_I8LE);
+    case 9: return H5Tcopy(H5T_STD_I16LE);
+    case 10: return H5Tcopy(H5T_STD_U8LE);
+    case 11: return H5Tcopy(H5T_STD_U16LE);
+    case 12: return H5Tcopy(H5T_STD_U32LE);
+    case 13: return H5Tcopy(H5T_STD_U64LE);
+  }
+  return -1;
+}
+
 hid_t mem_type(int code) {
   switch (code) {
     case 6: return complex_type(H5T_NATIVE_FLOAT, 4);
     case 7: return complex_type(H5T_NATIVE_DOUBLE, 8);
+    case 8: return H5Tcopy(H5T_NATIVE_INT8);
+    case 9: return H5Tcopy(H5T_NATIVE_INT16);
+    case 10: return H5Tcopy(H5T_NATIVE_UINT8);
+    case 11: return H5Tcopy(H5T_NATIVE_UINT16);
+    case 12: return H5Tcopy(H5T_NATIVE_UINT32);
+    case 13: return H5Tcopy(H5T_NATIVE_UINT64);
     case 1: return bool_type();
     case 2: return H5Tcopy(H5T_NATIVE_INT32);
     case 3: return H5Tcopy(H5T_NATIVE_INT64);
@@ -111,8 +138,8 @@ int code_of(hid_t t, std::string& desc) {
     case H5T_INTEGER: {
       const bool sgn = H5Tget_sign(t) == H5T_SGN_2;
       desc = std::string(sgn ? "int" : "uint") + std::to_string(size * 8);
-      if (!sgn) return 0;
-      return size == 4 ? 2 : size == 8 ? 3 : 0;
+      if (sgn) return size == 1 ? 8 : size == 2 ? 9 : size == 4 ? 2 : size == 8 ? 3 : 0;
+      return size == 1 ? 10 : size == 2 ? 11 : size == 4 ? 12 : size == 8 ? 13 : 0;
     }
     case H5T_ENUM:
       desc = "enum of " + std::to_string(size) + " byte(s)";
@@ -237,9 +264,7 @@ void save_hdf5(const communicator& c, const std::string& path, const std::string
     t.reserve(data_bytes + (64 << 10));
     std::vector<hsize_t> dims(l.shape().begin(), l.shape().end());
     h5 fspace(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-    h5 ftype(code == 1 ? bool_type() : H5Tcopy(code == 2 ? H5T_STD_I32LE : code == 3 ? H5T_STD_I64LE
-                                                   : code == 4 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE),
-             H5Tclose);
+    h5 ftype(file_type(code), H5Tclose);
     // Intermediate groups of "a/b/data" are created as h5py does.
     h5 lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
     H5Pset_create_intermediate_group(lcpl, 1);

@@ -97,7 +97,9 @@ struct dict_parser {
 };
 
 void parse_descr(const std::string& d, npy_header& h, const std::string& path) {
-  const std::string supported = " (ember reads bool, int32, int64, float32, float64, complex64 and complex128)";
+  const std::string supported =
+      " (ember reads bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64 and "
+      "complex128)";
   if (d.size() != 3 && d.size() != 4) fail(path, "unsupported dtype descr '" + excerpt(d) + "'" + supported);
   const char order = d[0], kind = d[1];
   if (order != '<' && order != '>' && order != '|' && order != '=')
@@ -125,12 +127,24 @@ std::size_t dtype_size(int code) {
     case 5: return 8;
     case 6: return 8;
     case 7: return 16;
+    case 8: return 1;
+    case 9: return 2;
+    case 10: return 1;
+    case 11: return 2;
+    case 12: return 4;
+    case 13: return 8;
   }
   return 0;
 }
 
 int npy_header::dtype_code() const {
   if (kind == 'b' && itemsize == 1) return 1;
+  if (kind == 'i' && itemsize == 1) return 8;
+  if (kind == 'i' && itemsize == 2) return 9;
+  if (kind == 'u' && itemsize == 1) return 10;
+  if (kind == 'u' && itemsize == 2) return 11;
+  if (kind == 'u' && itemsize == 4) return 12;
+  if (kind == 'u' && itemsize == 8) return 13;
   if (kind == 'i' && itemsize == 4) return 2;
   if (kind == 'i' && itemsize == 8) return 3;
   if (kind == 'f' && itemsize == 4) return 4;
@@ -219,7 +233,8 @@ std::string make_npy_header(int code, const shape_vec& shape) {
   npy_header h;
   switch (code) {
     case 1: h.kind = 'b'; break;
-    case 2: case 3: h.kind = 'i'; break;
+    case 2: case 3: case 8: case 9: h.kind = 'i'; break;
+    case 10: case 11: case 12: case 13: h.kind = 'u'; break;
     case 4: case 5: h.kind = 'f'; break;
     case 6: case 7: h.kind = 'c'; break;
     default: throw error("ember::io: no .npy dtype for dtype code " + std::to_string(code));
@@ -375,6 +390,12 @@ std::int64_t parse_csv_rows(std::string_view text, char sep, int code, std::vect
     case 3: return parse_rows<std::int64_t>(text, sep, out, ncols, first_line, path, "int64");
     case 4: return parse_rows<float>(text, sep, out, ncols, first_line, path, "float32");
     case 5: return parse_rows<double>(text, sep, out, ncols, first_line, path, "float64");
+    case 8: return parse_rows<std::int8_t>(text, sep, out, ncols, first_line, path, "int8");
+    case 9: return parse_rows<std::int16_t>(text, sep, out, ncols, first_line, path, "int16");
+    case 10: return parse_rows<std::uint8_t>(text, sep, out, ncols, first_line, path, "uint8");
+    case 11: return parse_rows<std::uint16_t>(text, sep, out, ncols, first_line, path, "uint16");
+    case 12: return parse_rows<std::uint32_t>(text, sep, out, ncols, first_line, path, "uint32");
+    case 13: return parse_rows<std::uint64_t>(text, sep, out, ncols, first_line, path, "uint64");
     case 6: case 7: throw type_error("ember::io::load_csv: '" + path + "': complex CSV is not supported yet (store the real and imaginary parts as two arrays, or use .npy or HDF5)");
   }
   throw error("ember::io::load_csv: unknown dtype code " + std::to_string(code));
@@ -387,6 +408,12 @@ void format_csv_rows(const void* data, int code, std::int64_t rows, std::int64_t
     case 3: return format_rows(static_cast<const std::int64_t*>(data), rows, cols, sep, out);
     case 4: return format_rows(static_cast<const float*>(data), rows, cols, sep, out);
     case 5: return format_rows(static_cast<const double*>(data), rows, cols, sep, out);
+    case 8: return format_rows(static_cast<const std::int8_t*>(data), rows, cols, sep, out);
+    case 9: return format_rows(static_cast<const std::int16_t*>(data), rows, cols, sep, out);
+    case 10: return format_rows(static_cast<const std::uint8_t*>(data), rows, cols, sep, out);
+    case 11: return format_rows(static_cast<const std::uint16_t*>(data), rows, cols, sep, out);
+    case 12: return format_rows(static_cast<const std::uint32_t*>(data), rows, cols, sep, out);
+    case 13: return format_rows(static_cast<const std::uint64_t*>(data), rows, cols, sep, out);
     case 6: case 7: throw type_error("ember::io::save_csv: complex CSV is not supported yet (save ember::real(a) and ember::imag(a), or use .npy or HDF5)");
   }
   throw error("ember::io::save_csv: unknown dtype code " + std::to_string(code));

@@ -10,7 +10,8 @@ namespace {
 
 template <class... T>
 struct types {};
-using all = types<bool, std::int32_t, std::int64_t, float, double, ember::complex64, ember::complex128>;
+using all = types<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t,
+                  std::uint64_t, float, double, ember::complex64, ember::complex128>;
 
 template <class T>
 const char* name() {
@@ -27,11 +28,13 @@ void pair() {
   line<op::add::result<A, B>>("add", name<A>(), name<B>());
   line<op::div::result<A, B>>("true_divide", name<A>(), name<B>());
   constexpr bool real = !ember::is_complex_v<A> && !ember::is_complex_v<B>;  // (NumPy defines these for real numbers)
-  if constexpr (!(std::is_same_v<A, bool> && std::is_same_v<B, bool>) && real)
-    line<op::remainder::result<A, B>>("remainder", name<A>(), name<B>());
+  if constexpr (real) line<op::remainder::result<A, B>>("remainder", name<A>(), name<B>());
+  line<op::power::result<A, B>>("power", name<A>(), name<B>());
   if constexpr (real) line<typename op::arctan2::template result<A, B>>("arctan2", name<A>(), name<B>());
-  if constexpr (std::is_integral_v<A> && std::is_integral_v<B>)
+  if constexpr (std::is_integral_v<op::promote_t<A, B>>) {  // (int64 with uint64 is float64: no bit operations)
     line<op::bitwise_and::result<A, B>>("bitwise_and", name<A>(), name<B>());
+    line<op::left_shift::result<A, B>>("left_shift", name<A>(), name<B>());
+  }
 }
 template <class A, class... B>
 void row(types<B...>) {
@@ -46,6 +49,8 @@ void row(types<B...>) {
   line<op::abs::result<A>>("absolute", name<A>(), "-");
   if constexpr (!ember::is_complex_v<A>) line<op::floor::result<A>>("floor", name<A>(), "-");
   line<op::sum_t<A>>("sum", name<A>(), "-");
+  line<op::mean_t<op::sum_t<A>>>("mean", name<A>(), "-");
+  line<op::square::result<A>>("square", name<A>(), "-");
 }
 template <class... A>
 void table(types<A...> t) {

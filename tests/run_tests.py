@@ -35,7 +35,7 @@ SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consume
            ("examples dataparallel, box_reshape, embed, heat2d, life at 1-4 ranks",
             ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
-           ("examples views_numpy, select_numpy, ufuncs_numpy, linalg_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
+           ("examples views_numpy, select_numpy, ufuncs_numpy, linalg_numpy, complex_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
            ("result dtypes of every dtype pair against NumPy's", ["bash", "tests/promotion_numpy.sh"]),
            ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s), the planner and the box tilings (15 s each)", ["bash", "tests/fuzz/run.sh", "20"])]
 

@@ -59,6 +59,7 @@ T value(std::int64_t i) {
   if constexpr (std::is_same_v<T, bool>) return (i * 7) % 3 == 0;
   else if constexpr (std::is_same_v<T, std::int32_t>) return std::int32_t(i * 2654435761u) ^ 0x5a5a5a5a;
   else if constexpr (std::is_same_v<T, std::int64_t>) return std::int64_t(i) * 1234567890123LL - 77;
+  else if constexpr (std::is_integral_v<T>) return T(std::uint64_t(i) * 0x9e3779b97f4a7c15ull >> 7);  // every bit used
   else if constexpr (ember::is_complex_v<T>)
     return T(typename T::value_type(std::sin(double(i) * 0.7) * 1e3 / 7.0), typename T::value_type(std::cos(double(i) * 1.3) / 3.0));
   else return T(std::sin(double(i) * 0.7) * 1e3 / 7.0);
@@ -183,8 +184,9 @@ void npy_round_trips(const std::array<std::int64_t, N>& shape, const std::string
   }
 }
 
-TEMPLATE_TEST_CASE("npy round trip: every dtype, split, uneven and empty shapes", "[io][npy]", bool, std::int32_t,
-                   std::int64_t, float, double, ember::complex64, ember::complex128) {
+TEMPLATE_TEST_CASE("npy round trip: every dtype, split, uneven and empty shapes", "[io][npy]", bool, std::int8_t,
+                   std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t,
+                   float, double, ember::complex64, ember::complex128) {
   using T = TestType;
   npy_round_trips<T>(std::array<std::int64_t, 1>{0}, "a");
   npy_round_trips<T>(std::array<std::int64_t, 1>{1}, "b");   // empty slices at P > 1
@@ -414,7 +416,8 @@ d = sys.argv[1]
 base = np.arange(60).reshape(3, 4, 5)
 arrs = {'f8': base * 0.1, 'f4': (base * 0.1).astype(np.float32), 'i4': (base - 30).astype(np.int32),
         'i8': base.astype(np.int64) * 10**12, 'b1': base % 3 == 0,
-        'c16': base * 0.1 + 1j * ((base - 7) * 0.25), 'c8': (base * 0.1 + 1j * ((base - 7) * 0.25)).astype(np.complex64)}
+        'c16': base * 0.1 + 1j * ((base - 7) * 0.25), 'c8': (base * 0.1 + 1j * ((base - 7) * 0.25)).astype(np.complex64),
+        'i1': (base - 30).astype(np.int8), 'u1': (base * 4).astype(np.uint8), 'u8': base.astype(np.uint64) * 2**58}
 for k, a in arrs.items():
     np.save(f'{d}/np_{k}_le.npy', a)
     np.save(f'{d}/np_{k}_be.npy', a.astype(a.dtype.newbyteorder('>')))
@@ -453,6 +456,9 @@ for k, a in arrs.items():
   check(ember::complex128{}, [](std::int64_t i) { return ember::complex128(double(i) * 0.1, double(i - 7) * 0.25); }, "c16");
   check(ember::complex64{}, [](std::int64_t i) { return ember::complex64(float(double(i) * 0.1), float(double(i - 7) * 0.25)); },
         "c8");
+  check(std::int8_t{}, [](std::int64_t i) { return std::int8_t(i - 30); }, "i1");
+  check(std::uint8_t{}, [](std::int64_t i) { return std::uint8_t(i * 4); }, "u1");
+  check(std::uint64_t{}, [](std::int64_t i) { return std::uint64_t(i) << 58; }, "u8");
   const std::string verify = R"PY(
 import numpy as np, sys, glob
 d = sys.argv[1]
@@ -465,7 +471,7 @@ for p in glob.glob(f'{d}/em_*.npy'):
     assert got.dtype.byteorder in '<|=', p
     assert got.tobytes() == want.tobytes(), p
     n += 1
-assert n == 7 * 5 * 4, n
+assert n == 10 * 5 * 4, n
 )PY";
   if (W().rank() == 0) std::ofstream(d + "/v.py") << verify;
   REQUIRE(run_on_root(python() + " " + d + "/v.py " + d));
@@ -474,7 +480,7 @@ assert n == 7 * 5 * 4, n
 // ---------------------------------------------------------------------------
 // CSV
 
-TEMPLATE_TEST_CASE("csv round trip: every dtype and split, bit-exact", "[io][csv]", bool, std::int32_t, std::int64_t,
+TEMPLATE_TEST_CASE("csv round trip: every dtype and split, bit-exact", "[io][csv]", bool, std::int8_t, std::int32_t, std::int64_t, std::uint8_t, std::uint64_t,
                    float, double) {
   using T = TestType;
   for (std::array<std::int64_t, 2> shape : {std::array<std::int64_t, 2>{0, 0}, {1, 3}, {7, 3}, {13, 1}, {2, 6}}) {
@@ -574,8 +580,9 @@ TEST_CASE("csv: bad fields and ragged rows raise on every rank with the global l
 // ---------------------------------------------------------------------------
 // HDF5
 
-TEMPLATE_TEST_CASE("hdf5 round trip: every dtype and split; errors", "[io][hdf5]", bool, std::int32_t, std::int64_t,
-                   float, double, ember::complex64, ember::complex128) {
+TEMPLATE_TEST_CASE("hdf5 round trip: every dtype and split; errors", "[io][hdf5]", bool, std::int8_t, std::int16_t,
+                   std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, float, double,
+                   ember::complex64, ember::complex128) {
   using T = TestType;
   if (!ember::io::hdf5_available()) {
     REQUIRE(throws_everywhere([] { ember::io::load_hdf5<T, 1>("x.h5", "d"); }, {"without parallel HDF5"}));

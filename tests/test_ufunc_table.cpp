@@ -71,6 +71,8 @@ using numbers = types<i32, i64, float, double>;
 using integral = types<bool, i32, i64>;
 using ints = types<i32, i64>;
 using complexes = types<ember::complex64, ember::complex128>;
+using narrow = types<std::int8_t, std::int16_t, std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t>;
+using narrow_some = types<std::int8_t, std::uint8_t, std::uint32_t, std::uint64_t>;
 
 // Fusion and the scalar operand run the same kernel machinery for every op and
 // dtype: checked on the last dtype of each list (double, or the widest integer),
@@ -132,6 +134,42 @@ TEST_CASE("every unary ufunc on every dtype it accepts, in every layout, alone a
   unary_over<op::reciprocal>(numbers{});
   unary_over<op::positive>(numbers{});
   unary_over<op::invert>(integral{});
+}
+
+TEST_CASE("integer ufuncs on int8, int16 and the unsigned types: wrapping, division, shifts", "[ufunc][ints]") {
+  namespace op = ember::op;
+  unary_over<op::square>(narrow{});
+  unary_over<op::sign>(narrow{});
+  unary_over<op::reciprocal>(narrow{});
+  unary_over<op::abs>(narrow{});
+  unary_over<op::neg>(narrow{});
+  unary_over<op::invert>(narrow{});
+  unary_over<op::floor>(narrow{});
+  unary_over<op::sqrt>(narrow{});  // float32 for 8- and 16-bit integers, float64 beyond
+  unary_over<op::isfinite>(narrow{});
+  binary_over<op::add>(narrow_some{});
+  binary_over<op::sub>(narrow_some{});
+  binary_over<op::mul>(narrow_some{});
+  binary_over<op::div>(narrow_some{});
+  binary_over<op::power>(narrow_some{});
+  binary_over<op::remainder>(narrow_some{});
+  binary_over<op::floor_divide>(narrow_some{});
+  binary_over<op::fmod>(narrow_some{});
+  binary_over<op::bitwise_xor>(narrow_some{});
+  binary_over<op::left_shift>(narrow_some{});
+  binary_over<op::right_shift>(narrow_some{});
+  binary_over<op::minimum>(narrow_some{});
+  binary_over<op::lt>(narrow_some{});
+  // mixed signedness and widths promote as NumPy's result_type
+  binary_case<op::add, std::int8_t, std::uint8_t>();     // int16
+  binary_case<op::mul, i64, std::uint64_t>();           // float64
+  binary_case<op::sub, std::uint16_t, float>();         // float32
+  binary_case<op::remainder, bool, bool, false>();      // int8
+  static_assert(std::is_same_v<ember::op::promote_t<std::int8_t, std::uint8_t>, std::int16_t>);
+  static_assert(std::is_same_v<ember::op::promote_t<i64, std::uint64_t>, double>);
+  static_assert(std::is_same_v<ember::op::promote_t<float, std::int16_t>, float>);
+  static_assert(std::is_same_v<ember::op::promote_t<float, i32>, double>);
+  static_assert(std::is_same_v<ember::op::sum_t<std::uint8_t>, std::uint64_t>);
 }
 
 TEST_CASE("every ufunc NumPy defines for complex numbers, on complex64 and complex128", "[ufunc][complex]") {

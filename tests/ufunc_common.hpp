@@ -62,7 +62,8 @@ std::vector<T> specials() {
     return v;
   } else if constexpr (std::is_same_v<T, bool>) return {false, true};
   else if constexpr (std::is_integral_v<T>)
-    return {0, 1, -1, 2, -7, 13, 100, std::numeric_limits<T>::max(), std::numeric_limits<T>::min(), 31, -33};
+    return {T(0), T(1), T(-1), T(2), T(-7), T(13), T(100), std::numeric_limits<T>::max(), std::numeric_limits<T>::min(),
+            T(31), T(-33)};  // (unsigned: -1, -7, -33 wrap to large values)
   else
     return {T(0), T(-0.0), T(1), T(-1), T(0.5), T(-2.5), T(3.75), T(1e-3), T(250), std::numeric_limits<T>::infinity(),
             -std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::denorm_min(),
