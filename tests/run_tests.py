@@ -37,7 +37,7 @@ SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consume
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
            ("examples views_numpy, select_numpy, ufuncs_numpy, linalg_numpy, complex_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
            ("result dtypes of every dtype pair against NumPy's", ["bash", "tests/promotion_numpy.sh"]),
-           ("fuzz .npy header + CSV parsers (libFuzzer, 2x20 s), the planner and the box tilings (15 s each)", ["bash", "tests/fuzz/run.sh", "20"])]
+           ("fuzz .npy header + CSV parsers (libFuzzer, 2x12 s), the planner and the box tilings (12 s each)", ["bash", "tests/fuzz/run.sh", "12"])]
 
 
 def parse_reports(prefix, nranks):
