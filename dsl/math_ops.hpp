@@ -154,21 +154,21 @@ EMBER_BINARY_C(right_shift, arith_t, shift_right(a, b))
   };
 // Complex logarithms and exponentials beyond C's: NumPy's formulas (nc_log2,
 // nc_log10, nc_exp2, nc_log1p, nc_expm1), so the results agree to the bit.
+// log(z) scaled part by part (NumPy's nc_log2 and nc_log10: log(z) * log2(e), * log10(e)).
+template <class X>
+EMBER_HD X scaled_log(X x, real_of_t<X> k) {
+  const X l = std::log(x);
+  return {l.real() * k, l.imag() * k};
+}
 template <class X>
 EMBER_HD X log2_of(X x) {
-  if constexpr (is_complex_v<X>) {
-    using T = real_of_t<X>;
-    const X l = std::log(x);
-    return {l.real() * T(1.442695040888963407359924681001892137), l.imag() * T(1.442695040888963407359924681001892137)};
-  } else return std::log2(x);
+  if constexpr (is_complex_v<X>) return scaled_log(x, real_of_t<X>(1.442695040888963407359924681001892137));
+  else return std::log2(x);
 }
 template <class X>
 EMBER_HD X log10_of(X x) {
-  if constexpr (is_complex_v<X>) {
-    using T = real_of_t<X>;
-    const X l = std::log(x);
-    return {l.real() * T(0.434294481903251827651128918916605082), l.imag() * T(0.434294481903251827651128918916605082)};
-  } else return std::log10(x);
+  if constexpr (is_complex_v<X>) return scaled_log(x, real_of_t<X>(0.434294481903251827651128918916605082));
+  else return std::log10(x);
 }
 template <class X>
 EMBER_HD X exp2_of(X x) {
