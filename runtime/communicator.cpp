@@ -73,29 +73,28 @@ void complex_minmax(void* in, void* inout, int* len, MPI_Datatype*) {
     if (nan(x) || (Max ? !le(x, y) : !le(y, x))) b[i] = x;
   }
 }
+
+// An MPI_Op per (precision, min or max) from `fns`, created on first use
+// (after MPI_Init) into `cache`; MPI_Finalize reclaims them.
+MPI_Op cached_minmax_op(MPI_Op (&cache)[2][2], MPI_User_function* const (&fns)[2][2], reduce_op op, bool is_double) {
+  const int t = is_double ? 1 : 0, m = op == reduce_op::max ? 1 : 0;
+  if (cache[t][m] == MPI_OP_NULL) check_mpi(MPI_Op_create(fns[t][m], 1, &cache[t][m]), "MPI_Op_create");
+  return cache[t][m];
+}
 }  // namespace
 
 MPI_Op complex_minmax_op(reduce_op op, bool is_double) {
   static MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
-  const int t = is_double ? 1 : 0, m = op == reduce_op::max ? 1 : 0;
-  if (ops[t][m] == MPI_OP_NULL) {
-    MPI_User_function* fn = is_double ? (m ? &complex_minmax<double, true> : &complex_minmax<double, false>)
-                                      : (m ? &complex_minmax<float, true> : &complex_minmax<float, false>);
-    check_mpi(MPI_Op_create(fn, 1, &ops[t][m]), "MPI_Op_create");
-  }
-  return ops[t][m];
+  static MPI_User_function* const fns[2][2] = {{&complex_minmax<float, false>, &complex_minmax<float, true>},
+                                               {&complex_minmax<double, false>, &complex_minmax<double, true>}};
+  return cached_minmax_op(ops, fns, op, is_double);
 }
 
 MPI_Op nan_propagating_op(reduce_op op, bool is_double) {
-  // created once, on first use (after MPI_Init); MPI_Finalize reclaims them
   static MPI_Op ops[2][2] = {{MPI_OP_NULL, MPI_OP_NULL}, {MPI_OP_NULL, MPI_OP_NULL}};
-  const int t = is_double ? 1 : 0, m = op == reduce_op::max ? 1 : 0;
-  if (ops[t][m] == MPI_OP_NULL) {
-    MPI_User_function* fn = is_double ? (m ? &nan_minmax<double, true> : &nan_minmax<double, false>)
-                                      : (m ? &nan_minmax<float, true> : &nan_minmax<float, false>);
-    check_mpi(MPI_Op_create(fn, 1, &ops[t][m]), "MPI_Op_create");
-  }
-  return ops[t][m];
+  static MPI_User_function* const fns[2][2] = {{&nan_minmax<float, false>, &nan_minmax<float, true>},
+                                               {&nan_minmax<double, false>, &nan_minmax<double, true>}};
+  return cached_minmax_op(ops, fns, op, is_double);
 }
 
 std::int64_t chunk_elems(std::size_t elem_size) {
