@@ -78,6 +78,8 @@ inline scalapack::block_cyclic rhs_layout(const scalapack::block_cyclic& a, std:
 
 template <class T, int N>
 dndarray<double, N> to_double(const dndarray<T, N>& a) {
+  static_assert(!is_complex_v<T>, "ember::linalg: complex matrices cannot be factored yet (ScaLAPACK's pz*/pc* "
+                                  "routines are not wired up); ember::matmul and the vector norms take complex operands");
   dndarray<double, N> r(a.layout(), a.comm());
   for (std::int64_t i = 0; i < a.lnumel(); ++i) r.ldata()[i] = double(a.ldata()[i]);
   return r;
@@ -207,10 +209,18 @@ eigh_result<T> eigh(const dndarray<T, 2>& a) {
 inline constexpr double inf = std::numeric_limits<double>::infinity();
 enum class matrix_norm { fro, nuc };
 
+// (complex: the real type of the parts, as NumPy's norm of complex128 is float64)
 template <class T>
-using norm_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+using norm_t = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<is_complex_v<T>, real_of_t<T>, double>>;
 
 namespace impl {
+
+// |v| in double precision (complex: the modulus, C's cabs).
+template <class T>
+double magnitude(T v) {
+  if constexpr (is_complex_v<T>) return double(std::abs(v));
+  else return std::abs(double(v));
+}
 
 // sum(|x|^p)^(1/p) over all elements of `a` (every rank's block), scaled by the
 // largest magnitude so neither overflow nor underflow; p > 0 or p < 0.
@@ -220,19 +230,19 @@ double pnorm(const dndarray<T, N>& a, double p) {
   const T* x = a.ldata();
   const std::int64_t len = a.lnumel();
   double scale = 0;
-  for (std::int64_t i = 0; i < len; ++i) scale = std::max(scale, std::abs(double(x[i])));
-  if (std::any_of(x, x + len, [](T v) { return std::isnan(double(v)); })) scale = std::numeric_limits<double>::quiet_NaN();
+  for (std::int64_t i = 0; i < len; ++i) scale = std::max(scale, magnitude(x[i]));
+  if (std::any_of(x, x + len, [](T v) { return std::isnan(magnitude(v)); })) scale = std::numeric_limits<double>::quiet_NaN();
   if (dist) scale = a.comm().allreduce(scale, reduce_op::max);
   if (std::isnan(scale)) return scale;
   if (p > 0 && (scale == 0 || std::isinf(scale))) return scale;
   if (p < 0 && scale == 0) return a.numel() == 0 ? inf : 0.0;  // numpy: sum(|x|^p) = inf -> 0
   double ssq = 0;
   if (p == 2)
-    for (std::int64_t i = 0; i < len; ++i) ssq += (double(x[i]) / scale) * (double(x[i]) / scale);
+    for (std::int64_t i = 0; i < len; ++i) ssq += (magnitude(x[i]) / scale) * (magnitude(x[i]) / scale);
   else if (p == 1)
-    for (std::int64_t i = 0; i < len; ++i) ssq += std::abs(double(x[i])) / scale;
+    for (std::int64_t i = 0; i < len; ++i) ssq += magnitude(x[i]) / scale;
   else
-    for (std::int64_t i = 0; i < len; ++i) ssq += std::pow(std::abs(double(x[i])) / scale, p);
+    for (std::int64_t i = 0; i < len; ++i) ssq += std::pow(magnitude(x[i]) / scale, p);
   if (dist) ssq = a.comm().allreduce(ssq, reduce_op::sum);
   return scale * (p == 2 ? std::sqrt(ssq) : p == 1 ? ssq : std::pow(ssq, 1.0 / p));
 }
@@ -247,7 +257,7 @@ double extreme_abs_sum(const dndarray<T, 2>& a, int summed_axis, bool want_max) 
   std::vector<double> sums(std::size_t(ls[kept]), 0.0);
   const T* x = a.ldata();
   for (std::int64_t i = 0; i < ls[0]; ++i)
-    for (std::int64_t j = 0; j < ls[1]; ++j) sums[std::size_t(kept == 0 ? i : j)] += std::abs(double(x[i * ls[1] + j]));
+    for (std::int64_t j = 0; j < ls[1]; ++j) sums[std::size_t(kept == 0 ? i : j)] += magnitude(x[i * ls[1] + j]);
   if (a.split() == summed_axis) a.comm().allreduce(sums.data(), std::int64_t(sums.size()), reduce_op::sum);
   double e = want_max ? -inf : inf;
   for (double s : sums) e = want_max ? std::max(e, s) : std::min(e, s);
@@ -274,7 +284,7 @@ norm_t<T> norm(const dndarray<T, 1>& x, double ord = 2) {
     double e = ord > 0 ? -inf : inf;
     bool nan = false;
     for (std::int64_t i = 0; i < len; ++i) {
-      const double v = std::abs(double(p[i]));
+      const double v = impl::magnitude(p[i]);
       nan = nan || std::isnan(v);
       e = ord > 0 ? std::max(e, v) : std::min(e, v);
     }
@@ -344,7 +354,12 @@ auto norm(const A& a, double ord, int axis) {
   constexpr int N = expr::node_t<A>::ndim;
   static_assert(N >= 2, "ember::linalg::norm(a, ord, axis): a 1-D operand has one axis: use norm(x, ord)");
   using F = norm_t<T>;
-  auto x = ember::abs(ember::astype<F>(a));
+  // |z| of complex numbers in their own precision; other dtypes cast first
+  // (abs of int8 -128 would wrap)
+  auto x = [&] {
+    if constexpr (is_complex_v<T>) return ember::abs(a);
+    else return ember::abs(ember::astype<F>(a));
+  }();
   if (std::isnan(ord)) throw value_error("ember::linalg::norm: ord is NaN");
   if (ord == 2) return dndarray<F, N - 1>(ember::sqrt(ember::sum(x * x, axis)));
   if (ord == 1) return dndarray<F, N - 1>(ember::sum(x, axis));

@@ -252,3 +252,34 @@ TEST_CASE("complex arrays print as NumPy prints them", "[complex][print]") {
   auto b = ember::array(std::span<const c64>(f), std::array<i64, 1>{1}, {.split = 0});
   CHECK(ember::to_string(b) == "DNDarray([0.33333334-0.6666667j], dtype=ember.complex64, device=cpu, split=0)");
 }
+
+TEST_CASE("norms of complex vectors and matrices are of the moduli, real-valued", "[complex][linalg]") {
+  const i64 rows = 9, cols = 5;
+  const auto v = random_values<c128>(rows * cols, 21);
+  double fro = 0, l1 = 0, linf = 0;
+  std::vector<double> row2(static_cast<std::size_t>(rows), 0.0);
+  for (i64 i = 0; i < rows; ++i)
+    for (i64 j = 0; j < cols; ++j) {
+      const double m = std::abs(v[std::size_t(i * cols + j)]);
+      fro += m * m;
+      l1 += m;
+      linf = std::max(linf, m);
+      row2[std::size_t(i)] += m * m;
+    }
+  for (auto& r : row2) r = std::sqrt(r);
+  for (const auto& l : layouts) {
+    INFO(l.name);
+    const auto a = matrix(v, rows, cols, l);
+    ember::dndarray<c128, 1> flat = ember::ravel(a);
+    static_assert(std::is_same_v<decltype(ember::linalg::norm(flat)), double>);
+    CHECK(test::all_ranks(std::fabs(ember::linalg::norm(flat) - std::sqrt(fro)) <= 1e-14 * std::sqrt(fro)));
+    CHECK(test::all_ranks(std::fabs(ember::linalg::norm(flat, 1) - l1) <= 1e-14 * l1));
+    CHECK(test::all_ranks(ember::linalg::norm(flat, ember::linalg::inf) == linf));
+    CHECK(test::all_ranks(std::fabs(ember::linalg::norm(a) - std::sqrt(fro)) <= 1e-14 * std::sqrt(fro)));
+    ember::dndarray<double, 1> r = ember::linalg::norm(a, 2, 1);  // along rows: |z|, never the real part
+    const auto g = test::gathered(r);
+    bool ok = true;
+    for (std::size_t i = 0; i < g.size(); ++i) ok = ok && std::fabs(g[i] - row2[i]) <= 1e-14 * row2[i];
+    CHECK(test::all_ranks(ok));
+  }
+}
