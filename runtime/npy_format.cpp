@@ -118,39 +118,32 @@ void parse_descr(const std::string& d, npy_header& h, const std::string& path) {
 
 }  // namespace
 
+namespace {
+// ember's dtype codes (dsl/dtype.hpp) as NumPy's (kind, itemsize): the one table
+// dtype_size, npy_header::dtype_code and make_npy_header read.
+struct npy_dtype {
+  int code;
+  char kind;
+  int size;
+};
+constexpr npy_dtype npy_dtypes[] = {{1, 'b', 1},  {2, 'i', 4},  {3, 'i', 8},  {4, 'f', 4},   {5, 'f', 8},
+                                    {6, 'c', 8},  {7, 'c', 16}, {8, 'i', 1},  {9, 'i', 2},   {10, 'u', 1},
+                                    {11, 'u', 2}, {12, 'u', 4}, {13, 'u', 8}};
+const npy_dtype* npy_dtype_of(int code) {
+  for (const auto& d : npy_dtypes)
+    if (d.code == code) return &d;
+  return nullptr;
+}
+}  // namespace
+
 std::size_t dtype_size(int code) {
-  switch (code) {
-    case 1: return 1;
-    case 2: return 4;
-    case 3: return 8;
-    case 4: return 4;
-    case 5: return 8;
-    case 6: return 8;
-    case 7: return 16;
-    case 8: return 1;
-    case 9: return 2;
-    case 10: return 1;
-    case 11: return 2;
-    case 12: return 4;
-    case 13: return 8;
-  }
-  return 0;
+  const npy_dtype* d = npy_dtype_of(code);
+  return d ? std::size_t(d->size) : 0;
 }
 
 int npy_header::dtype_code() const {
-  if (kind == 'b' && itemsize == 1) return 1;
-  if (kind == 'i' && itemsize == 1) return 8;
-  if (kind == 'i' && itemsize == 2) return 9;
-  if (kind == 'u' && itemsize == 1) return 10;
-  if (kind == 'u' && itemsize == 2) return 11;
-  if (kind == 'u' && itemsize == 4) return 12;
-  if (kind == 'u' && itemsize == 8) return 13;
-  if (kind == 'i' && itemsize == 4) return 2;
-  if (kind == 'i' && itemsize == 8) return 3;
-  if (kind == 'f' && itemsize == 4) return 4;
-  if (kind == 'f' && itemsize == 8) return 5;
-  if (kind == 'c' && itemsize == 8) return 6;
-  if (kind == 'c' && itemsize == 16) return 7;
+  for (const auto& d : npy_dtypes)
+    if (d.kind == kind && d.size == itemsize) return d.code;
   return 0;
 }
 
@@ -231,15 +224,10 @@ npy_header parse_npy_header(const char* data, std::size_t n, const std::string& 
 
 std::string make_npy_header(int code, const shape_vec& shape) {
   npy_header h;
-  switch (code) {
-    case 1: h.kind = 'b'; break;
-    case 2: case 3: case 8: case 9: h.kind = 'i'; break;
-    case 10: case 11: case 12: case 13: h.kind = 'u'; break;
-    case 4: case 5: h.kind = 'f'; break;
-    case 6: case 7: h.kind = 'c'; break;
-    default: throw error("ember::io: no .npy dtype for dtype code " + std::to_string(code));
-  }
-  h.itemsize = int(dtype_size(code));
+  const npy_dtype* d = npy_dtype_of(code);
+  if (!d) throw error("ember::io: no .npy dtype for dtype code " + std::to_string(code));
+  h.kind = d->kind;
+  h.itemsize = d->size;
   std::string dict = "{'descr': '" + h.descr() + "', 'fortran_order': False, 'shape': (";
   for (std::size_t d = 0; d < shape.size(); ++d) {
     dict += std::to_string(shape[d]);
