@@ -33,8 +33,9 @@ struct bc_matrix {
 // Uninitialized storage for `l` on `comm` (collective the first time a grid shape is used).
 template <class T>
 bc_matrix<T> make_block_cyclic(const scalapack::block_cyclic& l, const communicator& comm) {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "ember::linalg: ScaLAPACK routines take float or double");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::complex<float>> ||
+                    std::is_same_v<T, std::complex<double>>,
+                "ember::linalg: ScaLAPACK routines take float32, float64, complex64 or complex128");
   if (l.nranks() != comm.size())
     throw value_error("ember::linalg: a block-cyclic layout over " + std::to_string(l.nranks()) +
                       " ranks used on a communicator of " + std::to_string(comm.size()));

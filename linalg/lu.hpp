@@ -34,15 +34,16 @@ namespace ember::linalg {
 
 template <class T>
 struct slogdet_result {
-  T sign;       // 1 or -1, 0 for a singular matrix
-  T logabsdet;  // log |det A|, -inf for a singular matrix
+  T sign;                    // 1 or -1 (complex: a number of modulus 1), 0 for a singular matrix
+  real_of_t<T> logabsdet;    // log |det A|, -inf for a singular matrix; real
 };
 
 // scipy.linalg.solve_triangular's options and defaults.
 struct triangular_options {
   bool lower = false;          // A is upper triangular unless this is set; the other triangle is not read
-  bool trans = false;          // solve A^T X = B
+  bool trans = false;          // solve A^T X = B (scipy's trans='T')
   bool unit_diagonal = false;  // A's diagonal is taken as ones (and not read)
+  bool conjugate = false;      // with trans: solve A^H X = B (scipy's trans='C'; the same as trans for real A)
 };
 
 namespace impl {
@@ -92,32 +93,38 @@ lu_factors<T> lu_factor(const dndarray<T, 2>& a) {
 // diagonal in order.
 template <class T>
 slogdet_result<T> slogdet_of(const lu_factors<T>& f, std::int64_t n) {
-  if (f.singular) return {T(0), -std::numeric_limits<T>::infinity()};
+  using R = real_of_t<T>;
+  if (f.singular) return {T(0), -std::numeric_limits<R>::infinity()};
   const auto& l = f.lu.lay;
   const auto& comm = f.lu.comm;
   const int r = comm.rank(), myrow = l.my_row(r), mycol = l.my_col(r);
   const std::int64_t mb = l.mb(), nb = l.nb(), pr = l.prow(), pc = l.pcol(), lld = f.lu.lld();
   // the diagonal (each entry from its one owner, zeros elsewhere: the sum is exact)
   // and the number of row swaps (counted by the first process column)
-  std::vector<double> d(std::size_t(n + 1), 0.0);
+  using W = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;  // holds any T exactly
+  std::vector<W> d(std::size_t(n + 1), W(0));
   for (std::int64_t i = 0; i < n; ++i) {
     if (int((i / mb) % pr) != myrow) continue;
     const std::int64_t li = (i / (mb * pr)) * mb + i % mb;
     if (mycol == 0 && f.ipiv[std::size_t(li)] != i + 1) d[std::size_t(n)] += 1.0;
     if (int((i / nb) % pc) == mycol) {
       const std::int64_t lj = (i / (nb * pc)) * nb + i % nb;
-      d[std::size_t(i)] = double(f.lu.local()[li + lj * lld]);
+      d[std::size_t(i)] = W(f.lu.local()[li + lj * lld]);
     }
   }
   if (comm.size() > 1) comm.allreduce(d.data(), n + 1, reduce_op::sum);
-  T sign = (std::int64_t(d[std::size_t(n)]) % 2) ? T(-1) : T(1), logdet = T(0);
+  T sign = (std::int64_t(std::real(d[std::size_t(n)])) % 2) ? T(-1) : T(1);
+  R logdet = R(0);
   for (std::int64_t i = 0; i < n; ++i) {
-    T e = T(d[std::size_t(i)]);
-    if (e < T(0)) {
-      sign = -sign;
-      e = -e;
+    const T e = T(d[std::size_t(i)]);
+    if constexpr (is_complex_v<T>) {  // NumPy's loop: sign *= e / |e|, logdet += log |e|
+      const R m = std::abs(e);
+      sign *= e / m;
+      logdet += std::log(m);
+    } else {
+      sign = e < T(0) ? -sign : sign;
+      logdet += std::log(std::abs(e));
     }
-    logdet += std::log(e);
   }
   return {sign, logdet};
 }
@@ -140,7 +147,7 @@ slogdet_result<impl::float_of<A>> slogdet(const A& a_) {
   impl::require_square_of("slogdet", a);
   if (a.device() == device_kind::gpu) return slogdet(a.to(device_kind::cpu));
   const std::int64_t n = a.shape()[0];
-  if (n == 0) return slogdet_result<T>{T(1), T(0)};
+  if (n == 0) return slogdet_result<T>{T(1), real_of_t<T>(0)};
   return impl::slogdet_of(impl::lu_factor(a), n);
 }
 
@@ -174,8 +181,9 @@ dndarray<impl::float_of<A>, 2> inv(const A& a_) {
   return from_block_cyclic(f.lu, a.split());
 }
 
-// Solves A X = B (or A^T X = B) for a triangular A (scipy.linalg.solve_triangular;
-// default upper). B is n x k or a vector of n; X has B's shape and split.
+// Solves A X = B (or A^T X = B, A^H X = B) for a triangular A
+// (scipy.linalg.solve_triangular; default upper). B is n x k or a vector of n; X
+// has B's shape and split.
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto solve_triangular(const A& a_, const B& b_, const triangular_options& o = {}) {
@@ -198,7 +206,8 @@ auto solve_triangular(const A& a_, const B& b_, const triangular_options& o = {}
     }
   }
   return impl::solve_system("solve_triangular", a, b, [&](const auto& ab, auto& bb, int n, int k) {
-    scalapack::ptrtrs<T>(o.lower ? 'L' : 'U', o.trans ? 'T' : 'N', o.unit_diagonal ? 'U' : 'N', n, k, ab.local(),
+    const char op = !o.trans ? 'N' : (o.conjugate && is_complex_v<T>) ? 'C' : 'T';
+    scalapack::ptrtrs<T>(o.lower ? 'L' : 'U', op, o.unit_diagonal ? 'U' : 'N', n, k, ab.local(),
                          ab.desc, bb.local(), bb.desc);
   });
 }

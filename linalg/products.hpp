@@ -2,7 +2,7 @@
 // each is planned, and printed by explain, like the pieces it is made of):
 //
 //   ember::cross(a, b, axis = -1)   // np.cross: 3-vectors (or 2-vectors) along `axis`
-//   ember::vdot(a, b)               // np.vdot: sum over the flattened arrays, a scalar on every rank
+//   ember::vdot(a, b)               // np.vdot: sum of conj(a) * b over the flattened arrays, a scalar on every rank
 //   ember::inner(a, b)              // np.inner: contracts the last axes
 //   ember::kron(a, b)               // np.kron: the block matrix [a_ij * b]
 //
@@ -16,6 +16,7 @@
 
 #include "../dsl/matmul.hpp"
 #include "../dsl/reductions.hpp"
+#include "../dsl/ufuncs.hpp"
 #include "../indexing/indexing.hpp"
 #include "../shape/shape.hpp"
 
@@ -94,20 +95,30 @@ auto cross(const A& a_, const B& b_, int axis = -1) {
   return r;
 }
 
-// np.vdot for real arrays: the sum of a * b over the flattened arrays (equal
-// sizes; the same shape pairs elements in place, other shapes through ravel).
+namespace detail {
+// conj(x) for a complex operand, x itself otherwise (no node).
+template <class X>
+auto conjugated(const X& x) {
+  if constexpr (is_complex_v<typename expr::node_t<const X&>::value_type>) return ember::conj(x);
+  else return x;
+}
+}  // namespace detail
+
+// np.vdot: the sum of conj(a) * b over the flattened arrays (equal sizes; the
+// same shape pairs elements in place, other shapes through ravel). As NumPy,
+// the first operand is conjugated when complex.
 template <class A, class B>
   requires(array_like<A> && array_like<B>)
 auto vdot(const A& a_, const B& b_) {
   const auto a = detail::as_array(a_);
   const auto b = detail::as_array(b_);
   const auto sa = a.shape(), sb = b.shape();
-  if (index_vec(sa.begin(), sa.end()) == index_vec(sb.begin(), sb.end())) return ember::sum(a * b);
+  if (index_vec(sa.begin(), sa.end()) == index_vec(sb.begin(), sb.end())) return ember::sum(detail::conjugated(a) * b);
   if (a.layout().numel() != b.layout().numel())
     throw value_error("ember::vdot: arrays of shapes " + detail::shape_str(sa) + " and " + detail::shape_str(sb) +
                       " have different sizes (" + std::to_string(a.layout().numel()) + " and " +
                       std::to_string(b.layout().numel()) + ")");
-  return ember::sum(ravel(a) * ravel(b));
+  return ember::sum(detail::conjugated(ravel(a)) * ravel(b));
 }
 
 // np.inner: the sum over the last axes. Two vectors give a scalar (on every

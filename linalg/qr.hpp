@@ -24,11 +24,13 @@
 //    (balanced), or is replicated when A is not split.
 //
 // Either way R is upper triangular with exact zeros below the diagonal and a
-// nonnegative diagonal (the corresponding columns of Q are flipped), so the result
-// is unique for full-rank A and independent of the rank count and algorithm.
-// Unlike Heat 1.4 (which refuses TSQR for square split-0 matrices), every split
-// and shape is accepted. Integer and bool dtypes throw ember::type_error on every
-// rank before any communication.
+// real nonnegative diagonal (the corresponding columns of Q are flipped, or for
+// complex A multiplied by the diagonal's phase), so the result is unique for
+// full-rank A and independent of the rank count and algorithm. Complex A is
+// factored the same way (zgeqrt/cgeqrt in the tree, p?geqrf + p?ungqr in
+// ScaLAPACK): Q^H Q = I. Unlike Heat 1.4 (which refuses TSQR for square split-0
+// matrices), every split and shape is accepted. Integer and bool dtypes throw
+// ember::type_error on every rank before any communication.
 #pragma once
 
 #include <algorithm>
@@ -49,7 +51,25 @@ namespace ember::linalg {
 namespace impl {
 
 template <class T>
-inline constexpr bool lapack_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool lapack_type_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                      std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+
+// v / |v| (the sign of a real v, 1 for 0): what a column of Q is multiplied by,
+// and R's row divided by, to make R's diagonal real and nonnegative.
+template <class T>
+T unit_phase(T v) {
+  if constexpr (is_complex_v<T>) {
+    const auto m = std::abs(v);
+    return m == 0 ? T(1) : v / m;
+  } else {
+    return v < T(0) ? T(-1) : T(1);
+  }
+}
+template <class T>
+T conj_of(T v) {
+  if constexpr (is_complex_v<T>) return std::conj(v);
+  else return v;
+}
 
 // LAPACK factors floating-point matrices only. The dtype is a compile-time fact,
 // the same on every rank, so every rank throws here before any communication.
@@ -58,7 +78,8 @@ void require_lapack_type(const char* fn, const std::array<std::int64_t, 2>& shap
   if constexpr (!lapack_type_v<T>)
     throw type_error(std::string("ember::linalg::") + fn + ": the array of shape " + ember::detail::shape_str(shape) +
                      " has dtype " + std::string(dtype_name<T>()) +
-                     ", which it cannot factor; it takes float32 or float64 (convert with ember::astype<double>)");
+                     ", which it cannot factor; it takes float32, float64, complex64 or complex128 (convert with "
+                     "ember::astype<double>)");
 }
 
 // ScaLAPACK's interface is 32-bit.
@@ -199,8 +220,9 @@ inline std::vector<int> tsqr_children(int rank, int nranks) {
 }
 
 // One Householder QR in compact WY form: a rows x n matrix (rows >= n) factored
-// by LAPACK's geqrt with a single block, so Q = I - V T V^T with V unit lower
-// trapezoidal (stored below R's diagonal) and T n x n upper triangular.
+// by LAPACK's geqrt with a single block, so Q = I - V T V^H with V unit lower
+// trapezoidal (stored below R's diagonal) and T n x n upper triangular (V^T for
+// real T: every 'C' below is the transpose there).
 template <class T>
 struct wy_factor {
   std::int64_t rows = 0, n = 0;
@@ -221,7 +243,7 @@ struct wy_factor {
     return out;
   }
   // Q [S; 0] for an n x n S (column-major). The zero block makes this cheap:
-  // Q [S; 0] = [S; 0] - V W with W = T V1^T S (V1 the top n x n of V), so the
+  // Q [S; 0] = [S; 0] - V W with W = T V1^H S (V1 the top n x n of V), so the
   // whole cost is one rows x n x n product instead of applying n reflectors to a
   // rows x n matrix (LAPACK's ormqr, twice the flops). The top n rows, S - V1 W,
   // are returned column-major; the other rows - n go to `bottom`, column-major
@@ -233,11 +255,12 @@ struct wy_factor {
       v1[std::size_t(j + j * n)] = T(1);
       for (std::int64_t i = j + 1; i < n; ++i) v1[std::size_t(i + j * n)] = v[std::size_t(i + j * rows)];
     }
-    lapack::gemm<T>(true, false, n, n, n, T(1), v1.data(), n, s.data(), n, T(0), x.data(), n);   // V1^T S
-    lapack::gemm<T>(false, false, n, n, n, T(1), t.data(), n, x.data(), n, T(0), w.data(), n);   // T V1^T S
+    lapack::gemm<T>('C', 'N', n, n, n, T(1), v1.data(), n, s.data(), n, T(0), x.data(), n);   // V1^H S
+    lapack::gemm<T>('N', 'N', n, n, n, T(1), t.data(), n, x.data(), n, T(0), w.data(), n);   // T V1^H S
     std::vector<T> top(s);
     lapack::gemm<T>(false, false, n, n, n, T(-1), v1.data(), n, w.data(), n, T(1), top.data(), n);
     const T* v2 = v.data() + n;  // rows n.. of V, ld rows
+    // (the transpose of -V2 W is -W^T V2^T: plain transposes, the storage order)
     if (transposed) lapack::gemm<T>(true, true, n, rows - n, n, T(-1), w.data(), n, v2, rows, T(0), bottom, ldb);
     else lapack::gemm<T>(false, false, rows - n, n, n, T(-1), v2, rows, w.data(), n, T(0), bottom, ldb);
     return top;
@@ -353,19 +376,21 @@ std::vector<T> column_major_block(const dndarray<T, 2>& a) {
   return out;
 }
 
-// R (n x n, replicated, on the host) from the root's R with its rows scaled by
-// the signs of its diagonal, so the diagonal is nonnegative; `d` gets the signs
-// on rank 0 (Q D, with D = diag(d), keeps Q R: D D = I; tsqr_tree::down reads
-// its S on rank 0 only).
+// R (n x n, replicated, on the host) from the root's R with its rows divided by
+// the phases (signs) of its diagonal, so the diagonal is real and nonnegative;
+// `d` gets the phases on rank 0 (Q D, with D = diag(d), keeps Q R: D D^H = I;
+// tsqr_tree::down reads its S on rank 0 only).
 template <class T>
 dndarray<T, 2> signed_r(const communicator& comm, const std::vector<T>& rr, std::int64_t n, std::vector<T>& d) {
   dndarray<T, 2> r(replicated_layout({n, n}, comm.size()), comm);
   d.assign(std::size_t(n), T(1));
   if (comm.rank() == 0) {
-    for (std::int64_t i = 0; i < n; ++i) d[std::size_t(i)] = rr[std::size_t(i + i * n)] < T(0) ? T(-1) : T(1);
+    for (std::int64_t i = 0; i < n; ++i) d[std::size_t(i)] = unit_phase(rr[std::size_t(i + i * n)]);
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j)
-        r.ldata()[i * n + j] = j < i ? T(0) : d[std::size_t(i)] * rr[std::size_t(i + j * n)];
+        r.ldata()[i * n + j] = j < i    ? T(0)
+                               : j == i ? T(std::abs(rr[std::size_t(i + j * n)]))
+                                        : conj_of(d[std::size_t(i)]) * rr[std::size_t(i + j * n)];
   }
   comm.bcast(r.ldata(), n * n, 0);
   return r;
@@ -440,14 +465,14 @@ qr_result<T> qr_tsqr_device(const dndarray<T, 2>& a, const qr_options& o) {
   return out;
 }
 
-// The signs of R's diagonal, replicated (R may be split: each rank contributes the
-// diagonal entries it holds, one allreduce of k values).
+// The phases (signs) of R's diagonal, replicated (R may be split: each rank
+// contributes the diagonal entries it holds, one allreduce of k values).
 template <class T>
 std::vector<T> diagonal_signs(const dndarray<T, 2>& r) {
   const std::int64_t k = std::min(r.shape()[0], r.shape()[1]);
   std::vector<T> d(std::size_t(k), T(0));
   for_each_local(r, [&](std::int64_t i, std::int64_t j, T& v) {
-    if (i == j) d[std::size_t(i)] = v < T(0) ? T(-1) : T(1);
+    if (i == j) d[std::size_t(i)] = unit_phase(v);
   });
   if (r.split() && k > 0) r.comm().allreduce(d.data(), k, reduce_op::sum);
   return d;
@@ -466,7 +491,9 @@ qr_result<T> qr_scalapack(const dndarray<T, 2>& a, const qr_options& o) {
   dndarray<T, 2> r(layout::balanced({k, n}, a.split(), P), comm);
   exchange(bc_leading(bc.lay, k, n), r.layout(), me, sizeof(T)).run(comm, bc.local(), r.ldata());
   const auto d = diagonal_signs(r);
-  for_each_local(r, [&](std::int64_t i, std::int64_t j, T& v) { v = j < i ? T(0) : d[std::size_t(i)] * v; });
+  for_each_local(r, [&](std::int64_t i, std::int64_t j, T& v) {
+    v = j < i ? T(0) : j == i ? T(std::abs(v)) : conj_of(d[std::size_t(i)]) * v;
+  });
   if (o.mode == qr_mode::r) return {dndarray<T, 2>{}, r};
 
   scalapack::porgqr<T>(int(m), int(k), int(k), bc.local(), bc.desc, tau.data());
@@ -496,8 +523,9 @@ qr_result<T> qr(const dndarray<T, 2>& a, const qr_options& o = {}) {
       return {o.mode == qr_mode::r ? dndarray<T, 2>{} : q, r};
     }
     if (a.device() == device_kind::gpu) {
-      // TSQR with the local factor on the GPU; ScaLAPACK on host copies otherwise
-      if (impl::tsqr_applies(a)) return impl::qr_tsqr_device(a, o);
+      // TSQR with the local factor on the GPU (real dtypes); ScaLAPACK on host copies otherwise
+      if constexpr (!is_complex_v<T>)
+        if (impl::tsqr_applies(a)) return impl::qr_tsqr_device(a, o);
       auto h = impl::qr_scalapack(a.to(device_kind::cpu), o);
       return {impl::on(h.Q, device_kind::gpu), impl::on(h.R, device_kind::gpu)};
     }

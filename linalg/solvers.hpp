@@ -1,5 +1,7 @@
 // ember::linalg solvers and norms: solve (p?gesv), cholesky (p?potrf), eigh
-// (p?syevd), norm (local sums + one allreduce, or the SVD for the 2-norm).
+// (p?syevd, p?heevd for complex), norm (local sums + one allreduce, or the SVD
+// for the 2-norm). Every solver takes float32, float64, complex64 and complex128
+// matrices (ScaLAPACK's s/d/c/z routines).
 //
 // Every check (square A, matching B, dtype, order of a norm) uses replicated
 // metadata only, so every rank throws the same ember::error before any
@@ -29,8 +31,8 @@ namespace ember::linalg {
 
 template <class T>
 struct eigh_result {
-  dndarray<T, 1> eigenvalues;   // ascending, replicated
-  dndarray<T, 2> eigenvectors;  // column j belongs to eigenvalues[j]
+  dndarray<real_of_t<T>, 1> eigenvalues;  // ascending, replicated; real (float64 for complex128)
+  dndarray<T, 2> eigenvectors;            // column j belongs to eigenvalues[j]
 };
 
 namespace impl {
@@ -78,8 +80,7 @@ inline scalapack::block_cyclic rhs_layout(const scalapack::block_cyclic& a, std:
 
 template <class T, int N>
 dndarray<double, N> to_double(const dndarray<T, N>& a) {
-  static_assert(!is_complex_v<T>, "ember::linalg: complex matrices cannot be factored yet (ScaLAPACK's pz*/pc* "
-                                  "routines are not wired up); ember::matmul and the vector norms take complex operands");
+  static_assert(!is_complex_v<T>, "ember::linalg: complex matrices are factored in their own dtype");
   dndarray<double, N> r(a.layout(), a.comm());
   for (std::int64_t i = 0; i < a.lnumel(); ++i) r.ldata()[i] = double(a.ldata()[i]);
   return r;
@@ -139,8 +140,9 @@ dndarray<T, N> solve(const dndarray<T, 2>& a, const dndarray<T, N>& b) {
   });
 }
 
-// The lower Cholesky factor L of a symmetric positive definite A (A = L L^T;
-// only A's lower triangle is read, as numpy). L has A's split; its strictly upper
+// The lower Cholesky factor L of a symmetric (complex: Hermitian) positive
+// definite A (A = L L^T, L L^H for complex; only A's lower triangle is read, as
+// numpy). L has A's split; its strictly upper
 // triangle is zero. Throws value_error on every rank when A is not positive definite.
 template <class T>
 dndarray<T, 2> cholesky(const dndarray<T, 2>& a) {
@@ -165,8 +167,10 @@ dndarray<T, 2> cholesky(const dndarray<T, 2>& a) {
   }
 }
 
-// Eigenvalues (ascending, replicated) and eigenvectors of a symmetric A, from its
-// lower triangle (numpy's default UPLO='L'), by divide and conquer (p?syevd).
+// Eigenvalues (ascending, replicated, real) and eigenvectors of a symmetric A
+// (complex: Hermitian), from its lower triangle (numpy's default UPLO='L'), by
+// divide and conquer (p?syevd; p?heevd). The diagonal's imaginary parts are not
+// read, as LAPACK's zheevd.
 template <class T>
 eigh_result<T> eigh(const dndarray<T, 2>& a) {
   if (a.device() == device_kind::gpu) {
@@ -180,13 +184,13 @@ eigh_result<T> eigh(const dndarray<T, 2>& a) {
     const auto& comm = a.comm();
     const int P = comm.size();
     const std::int64_t n = a.shape()[0];
-    eigh_result<T> r{dndarray<T, 1>(replicated_layout({n}, P), comm),
+    eigh_result<T> r{dndarray<real_of_t<T>, 1>(replicated_layout({n}, P), comm),
                      dndarray<T, 2>(layout::balanced({n, n}, a.split(), P), comm)};
     if (n == 0) return r;
     impl::require_finite(a, "eigh");
     auto ab = to_block_cyclic(a, impl::square_block_cyclic(n, n, P));
     auto zb = make_block_cyclic<T>(ab.lay, comm);
-    std::vector<T> w(static_cast<std::size_t>(n));
+    std::vector<real_of_t<T>> w(static_cast<std::size_t>(n));
     impl::agree(comm, [&] { scalapack::psyevd<T>('V', 'L', int(n), ab.local(), ab.desc, w.data(), zb.local(), zb.desc); });
     comm.bcast(w.data(), n, 0);  // replicated by p?syevd; rank 0's copy makes it bitwise so
     std::copy(w.begin(), w.end(), r.eigenvalues.ldata());
@@ -317,7 +321,7 @@ norm_t<T> norm(const dndarray<T, 2>& a, matrix_norm ord) {
     return norm(impl::to_double(a), ord);
   } else {
     const auto s = svd(a, {.compute_uv = false}).S;
-    T sum = 0;
+    norm_t<T> sum = 0;
     for (std::int64_t i = 0; i < s.numel(); ++i) sum += s.ldata()[i];
     return sum;
   }
@@ -334,7 +338,7 @@ norm_t<T> norm(const dndarray<T, 2>& a, double ord) {
       return norm(impl::to_double(a), ord);
     } else {
       const auto s = svd(a, {.compute_uv = false}).S;
-      if (s.numel() == 0) return T(0);
+      if (s.numel() == 0) return norm_t<T>(0);
       return ord > 0 ? s.ldata()[0] : s.ldata()[s.numel() - 1];
     }
   }

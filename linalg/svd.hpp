@@ -1,6 +1,6 @@
 // ember::linalg::svd: the thin singular value decomposition A = U diag(S) Vh of a
 // distributed matrix, returned as NumPy returns it: (U, S, Vh) with Vh = V^T
-// (k x n). S is descending and replicated (not split).
+// (k x n; V^H for complex A). S is descending, replicated (not split) and real.
 //
 // Algorithms, chosen from replicated metadata:
 //
@@ -45,14 +45,17 @@ bool tsqr_applies_transposed(const dndarray<T, 2>& a) {
 }
 
 // SVD of the tall-skinny B (rows split, this rank's rows x n block given
-// column-major): B = X diag(S) Y^T with X = Q U_R split like B and Y replicated.
-// Returns S; fills x (rows x n, row-major) and y (n x n, row-major) when asked.
+// column-major): B = X diag(S) Y^T with X = Q U_R split like B and Y replicated
+// (complex B: Y = conj(V), so Y^T = V^H). Returns S; fills x (rows x n, row-major)
+// and y (n x n, row-major) when asked.
 template <class T>
-std::vector<T> svd_tall_skinny(const communicator& comm, std::vector<T> local, std::int64_t rows, std::int64_t n,
-                               T* x, T* y) {
+std::vector<real_of_t<T>> svd_tall_skinny(const communicator& comm, std::vector<T> local, std::int64_t rows,
+                                          std::int64_t n, T* x, T* y) {
+  using R = real_of_t<T>;
   tsqr<T> f(comm, std::move(local), rows, n);
   const bool uv = x != nullptr;
-  std::vector<T> s(static_cast<std::size_t>(n)), u;
+  std::vector<R> s(static_cast<std::size_t>(n));
+  std::vector<T> u;
   // The SVD of R runs on rank 0 only. Should it fail (LAPACK refuses NaN), rank 0
   // sends NaN singular values instead, so every rank learns it from the broadcast
   // it takes part in anyway (a successful SVD has no NaN), and the text follows
@@ -62,7 +65,8 @@ std::vector<T> svd_tall_skinny(const communicator& comm, std::vector<T> local, s
     try {
       if (uv) {
         u.resize(std::size_t(n * n));
-        // R's V^T, column-major n x n, is V in row-major order: written straight into y.
+        // R's V^T, column-major n x n, is V in row-major order (conj(V) for
+        // complex: V^H): written straight into y.
         lapack::gesdd<T>('S', n, n, f.r().data(), n, s.data(), u.data(), n, y, n);
       } else {
         lapack::gesdd<T>('N', n, n, f.r().data(), n, s.data(), nullptr, 1, nullptr, 1);
@@ -70,8 +74,8 @@ std::vector<T> svd_tall_skinny(const communicator& comm, std::vector<T> local, s
     } catch (const std::exception& e) {
       failure = e.what();
     }
-    if (!failure.empty() || std::any_of(s.begin(), s.end(), [](T v) { return std::isnan(v); }))
-      std::fill(s.begin(), s.end(), std::numeric_limits<T>::quiet_NaN());
+    if (!failure.empty() || std::any_of(s.begin(), s.end(), [](R v) { return std::isnan(v); }))
+      std::fill(s.begin(), s.end(), std::numeric_limits<R>::quiet_NaN());
   }
   comm.bcast(s.data(), n, 0);
   if (n > 0 && std::isnan(s[0])) {
@@ -112,7 +116,7 @@ svd_result<T> svd_tsqr(const dndarray<T, 2>& a, const svd_options& o) {
   if (transposed) local.assign(a.ldata(), a.ldata() + a.lnumel());
   else local = column_major_block(a);
 
-  dndarray<T, 1> S(replicated_layout({nb}, P), comm);
+  dndarray<real_of_t<T>, 1> S(replicated_layout({nb}, P), comm);
   dndarray<T, 2> X, Y;
   if (o.compute_uv) {
     X = dndarray<T, 2>(transposed ? layout({n, m}, 0, a.layout().extents()) : a.layout(), comm);
@@ -139,8 +143,8 @@ svd_result<T> svd_scalapack(const dndarray<T, 2>& a, const svd_options& o) {
   const auto [m, n] = a.shape();
   const std::int64_t k = std::min(m, n);
   auto bc = to_block_cyclic(a, square_block_cyclic(m, n, P));
-  std::vector<T> s(static_cast<std::size_t>(k));
-  dndarray<T, 1> S(replicated_layout({k}, P), comm);
+  std::vector<real_of_t<T>> s(static_cast<std::size_t>(k));
+  dndarray<real_of_t<T>, 1> S(replicated_layout({k}, P), comm);
   if (!o.compute_uv) {
     scalapack::pgesvd<T>('N', 'N', int(m), int(n), bc.local(), bc.desc, s.data(), nullptr, bc.desc, nullptr, bc.desc);
   } else {
@@ -179,7 +183,7 @@ svd_result<T> svd(const dndarray<T, 2>& a, const svd_options& o = {}) {
     const auto [m, n] = a.shape();
     const int P = a.comm().size();
     if (m == 0 || n == 0) {  // no singular values; U (m x 0) and Vh (0 x n) empty
-      dndarray<T, 1> S(replicated_layout({0}, P), a.comm());
+      dndarray<real_of_t<T>, 1> S(replicated_layout({0}, P), a.comm());
       if (!o.compute_uv) return {dndarray<T, 2>{}, S, dndarray<T, 2>{}};
       dndarray<T, 2> U(layout::balanced({m, 0}, a.split() == 0 ? split_axis{0} : none, P), a.comm());
       dndarray<T, 2> Vh(layout::balanced({0, n}, a.split() == 1 ? split_axis{1} : none, P), a.comm());

@@ -25,12 +25,13 @@ struct qr_result {
 struct svd_options {
   bool compute_uv = true;  // false: S only (U and Vh are null handles)
 };
-// linalg::svd: A = U diag(S) Vh, NumPy's order and NumPy's Vh (V^T, k x n; Heat
-// >= 1.8 does the same); S descending, not split.
+// linalg::svd: A = U diag(S) Vh, NumPy's order and NumPy's Vh (V^T, k x n; V^H
+// for complex A; Heat >= 1.8 does the same); S descending, not split, and real
+// (float64 for complex128, as NumPy).
 template <class T>
 struct svd_result {
   dndarray<T, 2> U;
-  dndarray<T, 1> S;
+  dndarray<real_of_t<T>, 1> S;
   dndarray<T, 2> Vh;
 };
 // linalg::rsvd: A ~ U diag(S) V^T with V (n x r), as Heat's rsvd returns it.
@@ -73,9 +74,13 @@ template <class T>
 void require_finite(const dndarray<T, 2>& a, const char* fn) {
   const T* p = a.ldata();
   const std::int64_t n = a.lnumel();
+  auto finite = [](T v) {
+    if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
+    else return std::isfinite(v);
+  };
   bool ok = true;
   for (std::int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(p[i])) {
+    if (!finite(p[i])) {
       ok = false;
       break;
     }

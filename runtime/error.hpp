@@ -72,10 +72,12 @@ inline void check_info(int info, const std::string& where) {
   if (info < 0) throw value_error(where + ": argument " + std::to_string(-info) + " had an illegal value");
   if (info > 0) throw value_error(where + " failed (info " + std::to_string(info) + ")");
 }
-// Workspace size from a LAPACK workspace query's answer.
+// Workspace size from a LAPACK workspace query's answer (complex routines answer
+// in the real part).
 template <class T>
 int work_size(T w) {
-  return w + 1 > T(1) ? int(w) + 1 : 1;
+  if constexpr (requires { w.real(); }) return work_size(w.real());
+  else return w + 1 > T(1) ? int(w) + 1 : 1;
 }
 
 }  // namespace detail

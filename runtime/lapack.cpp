@@ -31,13 +31,16 @@ EMBER_DECL(d, double)
 EMBER_DECL(s, float)
 #undef EMBER_DECL
 // complex products (std::complex<T> has the layout of Fortran's COMPLEX)
-#define EMBER_DECL_COMPLEX(p, T)                                                                                   \
+#define EMBER_DECL_COMPLEX(p, T, R)                                                                                 \
   void p##gemm_(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,       \
                 const T*, const int*, const T*, T*, const int*);                                                    \
   void p##gemv_(const char*, const int*, const int*, const T*, const T*, const int*, const T*, const int*, const T*, \
-                T*, const int*);
-EMBER_DECL_COMPLEX(z, std::complex<double>)
-EMBER_DECL_COMPLEX(c, std::complex<float>)
+                T*, const int*);                                                                                   \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*,       \
+                 const int*, R*, int*, int*);                                                                       \
+  void p##geqrt_(const int*, const int*, const int*, T*, const int*, T*, const int*, T*, int*);
+EMBER_DECL_COMPLEX(z, std::complex<double>, double)
+EMBER_DECL_COMPLEX(c, std::complex<float>, float)
 #undef EMBER_DECL_COMPLEX
 }
 
@@ -55,14 +58,18 @@ using detail::work_size;
 
 #define EMBER_IMPL_PRODUCTS(p, T)                                                                                  \
   template <>                                                                                                      \
-  void gemm<T>(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,             \
+  void gemm<T>(char ca, char cb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,             \
                std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {                  \
     if (m == 0 || n == 0) return;                                                                                  \
-    const char ca = ta ? 'T' : 'N', cb = tb ? 'T' : 'N';                                                            \
     const int M = to_int(m, #p "gemm"), N = to_int(n, #p "gemm"), K = to_int(k, #p "gemm");                       \
     const int la = to_int(std::max<std::int64_t>(lda, 1), #p "gemm"), lb = to_int(std::max<std::int64_t>(ldb, 1), #p "gemm"), \
               lc = to_int(std::max<std::int64_t>(ldc, 1), #p "gemm");                                             \
     p##gemm_(&ca, &cb, &M, &N, &K, &alpha, a, &la, b, &lb, &beta, c, &lc);                                         \
+  }                                                                                                                \
+  template <>                                                                                                      \
+  void gemm<T>(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,             \
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {                  \
+    gemm<T>(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                       \
   }                                                                                                                \
   template <>                                                                                                      \
   void gemv<T>(bool tr, std::int64_t m, std::int64_t n, T alpha, const T* a, std::int64_t lda, const T* x,         \
@@ -73,8 +80,18 @@ using detail::work_size;
     const int ix = to_int(incx, #p "gemv"), iy = to_int(incy, #p "gemv");                                          \
     p##gemv_(&ct, &M, &N, &alpha, a, &la, x, &ix, &beta, y, &iy);                                                  \
   }
+#define EMBER_IMPL_GEQRT(p, T)                                                                                     \
+  template <>                                                                                                      \
+  void geqrt<T>(std::int64_t m, std::int64_t n, std::int64_t nb, T* a, std::int64_t lda, T* t, std::int64_t ldt) { \
+    int M = to_int(m, #p "geqrt"), N = to_int(n, #p "geqrt"), NB = to_int(nb, #p "geqrt"), info = 0;              \
+    int L = int(std::max<std::int64_t>(lda, 1)), LT = int(std::max<std::int64_t>(ldt, 1));                         \
+    std::vector<T> w(static_cast<std::size_t>(std::max<std::int64_t>(nb * n, 1)));                                \
+    p##geqrt_(&M, &N, &NB, a, &L, t, &LT, w.data(), &info);                                                        \
+    check_info(info, #p "geqrt");                                                                                  \
+  }
 #define EMBER_IMPL(p, T)                                                                                           \
   EMBER_IMPL_PRODUCTS(p, T)                                                                                        \
+  EMBER_IMPL_GEQRT(p, T)                                                                                           \
   template <>                                                                                                      \
   void syrk<T>(char uplo, bool tr, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda, T beta,  \
                T* c, std::int64_t ldc) {                                                                           \
@@ -160,19 +177,33 @@ using detail::work_size;
     if (info > 0)                                                                                                  \
       detail::throw_singular(info);                                              \
     check_info(info, #p "gesv");                                                                                   \
-  }                                                                                                                \
-  template <>                                                                                                      \
-  void geqrt<T>(std::int64_t m, std::int64_t n, std::int64_t nb, T* a, std::int64_t lda, T* t, std::int64_t ldt) { \
-    int M = to_int(m, #p "geqrt"), N = to_int(n, #p "geqrt"), NB = to_int(nb, #p "geqrt"), info = 0;              \
-    int L = int(std::max<std::int64_t>(lda, 1)), LT = int(std::max<std::int64_t>(ldt, 1));                         \
-    std::vector<T> w(static_cast<std::size_t>(std::max<std::int64_t>(nb * n, 1)));                                \
-    p##geqrt_(&M, &N, &NB, a, &L, t, &LT, w.data(), &info);                                                        \
-    check_info(info, #p "geqrt");                                                                                  \
   }
 EMBER_IMPL(d, double)
 EMBER_IMPL(s, float)
-EMBER_IMPL_PRODUCTS(z, std::complex<double>)
-EMBER_IMPL_PRODUCTS(c, std::complex<float>)
+// complex: products, the compact-WY QR and the SVD TSQR needs
+#define EMBER_IMPL_COMPLEX(p, T, R)                                                                                \
+  EMBER_IMPL_PRODUCTS(p, T)                                                                                        \
+  EMBER_IMPL_GEQRT(p, T)                                                                                           \
+  template <>                                                                                                      \
+  void gesdd<T>(char jobz, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, R* s, T* u, std::int64_t ldu,  \
+                T* vt, std::int64_t ldvt) {                                                                        \
+    int M = to_int(m, #p "gesdd"), N = to_int(n, #p "gesdd"), L = int(std::max<std::int64_t>(lda, 1));             \
+    int LU = int(std::max<std::int64_t>(ldu, 1)), LVT = int(std::max<std::int64_t>(ldvt, 1)), info = 0, lw = -1;   \
+    const std::int64_t mn = std::max(1, std::min(M, N)), mx = std::max(1, std::max(M, N));                         \
+    /* LAPACK's documented real workspace, the largest of its cases */                                            \
+    std::vector<R> rw(std::size_t(std::max({7 * mn, 5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn})));     \
+    std::vector<int> iw(std::size_t(8 * mn));                                                                      \
+    T q{};                                                                                                         \
+    p##gesdd_(&jobz, &M, &N, a, &L, s, u, &LU, vt, &LVT, &q, &lw, rw.data(), iw.data(), &info);                    \
+    lw = work_size(q.real());                                                                                      \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                \
+    p##gesdd_(&jobz, &M, &N, a, &L, s, u, &LU, vt, &LVT, w.data(), &lw, rw.data(), iw.data(), &info);              \
+    check_info(info, #p "gesdd");                                                                                  \
+  }
+EMBER_IMPL_COMPLEX(z, std::complex<double>, double)
+EMBER_IMPL_COMPLEX(c, std::complex<float>, float)
+#undef EMBER_IMPL_COMPLEX
+#undef EMBER_IMPL_GEQRT
 #undef EMBER_IMPL
 #undef EMBER_IMPL_PRODUCTS
 

@@ -5,11 +5,30 @@
 // INFO != 0, naming the routine.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 
 namespace ember::lapack {
 
-// C = alpha op(A) op(B) + beta C; op(A) is m x k, op(B) k x n.
+// The real type of a LAPACK scalar: singular values and eigenvalues of complex
+// matrices are real (double for complex<double>).
+template <class T>
+struct real_type {
+  using type = T;
+};
+template <class T>
+struct real_type<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_t = typename real_type<T>::type;
+
+// C = alpha op(A) op(B) + beta C; op(A) is m x k, op(B) k x n; op 'N', 'T'
+// (transpose) or 'C' (conjugate transpose; the transpose for real T).
+template <class T>
+void gemm(char op_a, char op_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
+          const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
+// The same with op 'T' where trans_* is set.
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
@@ -33,8 +52,9 @@ template <class T>
 void ormqr(char side, char trans, std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
            const T* tau, T* c, std::int64_t ldc);
 // SVD by divide and conquer; jobz 'S' (thin U, VT), 'A', 'O' or 'N'. A is destroyed.
+// (complex: VT is V^H and s real)
 template <class T>
-void gesdd(char jobz, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, T* s, T* u, std::int64_t ldu, T* vt,
+void gesdd(char jobz, std::int64_t m, std::int64_t n, T* a, std::int64_t lda, real_t<T>* s, T* u, std::int64_t ldu, T* vt,
            std::int64_t ldvt);
 // Symmetric eigendecomposition: eigenvalues ascending in w, vectors in A (jobz 'V').
 template <class T>
@@ -43,7 +63,8 @@ template <class T>
 void potrf(char uplo, std::int64_t n, T* a, std::int64_t lda);
 // Householder QR with the compact WY representation: R in the upper triangle, the
 // reflectors V below, and the upper triangular nb x nb blocks T of Q = I - V T V^T
-// in t (ldt >= nb; with nb = min(m, n), one block: Q = I - V T V^T exactly).
+// in t (ldt >= nb; with nb = min(m, n), one block: Q = I - V T V^T exactly;
+// V^H for complex T).
 template <class T>
 void geqrt(std::int64_t m, std::int64_t n, std::int64_t nb, T* a, std::int64_t lda, T* t, std::int64_t ldt);
 // Solves A X = B in place (LU with partial pivoting).

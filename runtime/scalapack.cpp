@@ -21,17 +21,14 @@ void Cfree_blacs_system_handle(int handle);
 // PBLAS / ScaLAPACK (Fortran interface)
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
                const int* ictxt, const int* lld, int* info);
-#define EMBER_PGEMM(p, T)                                                                                        \
+#define EMBER_PDECL(p, T, q)                                                                                        \
   void p##gemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const T* alpha,       \
                 const T* a, const int* ia, const int* ja, const int* da, const T* b, const int* ib, const int* jb, \
                 const int* db, const T* beta, T* c, const int* ic, const int* jc, const int* dc);                 \
   void p##geqrf_(const int* m, const int* n, T* a, const int* ia, const int* ja, const int* da, T* tau, T* work,   \
                  const int* lwork, int* info);                                                                     \
-  void p##orgqr_(const int* m, const int* n, const int* k, T* a, const int* ia, const int* ja, const int* da,     \
+  void p##q##_(const int* m, const int* n, const int* k, T* a, const int* ia, const int* ja, const int* da,     \
                  const T* tau, T* work, const int* lwork, int* info);                                              \
-  void p##gesvd_(const char* ju, const char* jvt, const int* m, const int* n, T* a, const int* ia, const int* ja,  \
-                 const int* da, T* s, T* u, const int* iu, const int* jux, const int* du, T* vt, const int* ivt,    \
-                 const int* jvt2, const int* dvt, T* work, const int* lwork, int* info);                           \
   void p##gesv_(const int* n, const int* nrhs, T* a, const int* ia, const int* ja, const int* da, int* ipiv, T* b, \
                 const int* ib, const int* jb, const int* db, int* info);                                           \
   void p##potrf_(const char* uplo, const int* n, T* a, const int* ia, const int* ja, const int* da, int* info);    \
@@ -41,21 +38,33 @@ void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* 
                  const int* lwork, int* iwork, const int* liwork, int* info);                                      \
   void p##trtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const T* a, \
                  const int* ia, const int* ja, const int* da, T* b, const int* ib, const int* jb, const int* db,   \
-                 int* info);                                                                                       \
+                 int* info);
+// the routines whose real and complex forms differ in their workspaces
+#define EMBER_PDECL_REAL(p, T)                                                                                    \
+  void p##gesvd_(const char* ju, const char* jvt, const int* m, const int* n, T* a, const int* ia, const int* ja,  \
+                 const int* da, T* s, T* u, const int* iu, const int* jux, const int* du, T* vt, const int* ivt,    \
+                 const int* jvt2, const int* dvt, T* work, const int* lwork, int* info);                           \
   void p##syevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* ia, const int* ja,             \
                  const int* da, T* w, T* z, const int* iz, const int* jz, const int* dz, T* work,                  \
                  const int* lwork, int* iwork, const int* liwork, int* info);
-EMBER_PGEMM(pd, double)
-EMBER_PGEMM(ps, float)
-#undef EMBER_PGEMM
-void pzgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const std::complex<double>* alpha,
-             const std::complex<double>* a, const int* ia, const int* ja, const int* da, const std::complex<double>* b,
-             const int* ib, const int* jb, const int* db, const std::complex<double>* beta, std::complex<double>* c,
-             const int* ic, const int* jc, const int* dc);
-void pcgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const std::complex<float>* alpha,
-             const std::complex<float>* a, const int* ia, const int* ja, const int* da, const std::complex<float>* b,
-             const int* ib, const int* jb, const int* db, const std::complex<float>* beta, std::complex<float>* c,
-             const int* ic, const int* jc, const int* dc);
+#define EMBER_PDECL_COMPLEX(p, T, R)                                                                              \
+  void p##gesvd_(const char* ju, const char* jvt, const int* m, const int* n, T* a, const int* ia, const int* ja,  \
+                 const int* da, R* s, T* u, const int* iu, const int* jux, const int* du, T* vt, const int* ivt,    \
+                 const int* jvt2, const int* dvt, T* work, const int* lwork, R* rwork, int* info);                 \
+  void p##heevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* ia, const int* ja,             \
+                 const int* da, R* w, T* z, const int* iz, const int* jz, const int* dz, T* work,                  \
+                 const int* lwork, R* rwork, const int* lrwork, int* iwork, const int* liwork, int* info);
+EMBER_PDECL(pd, double, orgqr)
+EMBER_PDECL(ps, float, orgqr)
+EMBER_PDECL(pz, std::complex<double>, ungqr)
+EMBER_PDECL(pc, std::complex<float>, ungqr)
+EMBER_PDECL_REAL(pd, double)
+EMBER_PDECL_REAL(ps, float)
+EMBER_PDECL_COMPLEX(pz, std::complex<double>, double)
+EMBER_PDECL_COMPLEX(pc, std::complex<float>, float)
+#undef EMBER_PDECL
+#undef EMBER_PDECL_REAL
+#undef EMBER_PDECL_COMPLEX
 }
 
 namespace ember::scalapack {
@@ -213,7 +222,7 @@ int syevd_extra(const descriptor& da) {
 }
 }  // namespace
 
-#define EMBER_IMPL(p, T)                                                                                          \
+#define EMBER_IMPL(p, T, q)                                                                                        \
   template <>                                                                                                     \
   void pgemm<T>(char ta, char tb, int m, int n, int k, T alpha, const T* a, const descriptor& da, const T* b,     \
                 const descriptor& db, T beta, T* c, const descriptor& dc) {                                       \
@@ -234,26 +243,12 @@ int syevd_extra(const descriptor& da) {
   void porgqr<T>(int m, int n, int k, T* a, const descriptor& da, const T* tau) {                                 \
     int info = 0, lw = -1;                                                                                        \
     T q{};                                                                                                        \
-    p##orgqr_(&m, &n, &k, a, &one, &one, da.d, tau, &q, &lw, &info);                                              \
-    check_info(info, #p "orgqr (workspace query)");                                                               \
+    p##q##_(&m, &n, &k, a, &one, &one, da.d, tau, &q, &lw, &info);                                              \
+    check_info(info, #p #q " (workspace query)");                                                               \
     lw = work_size(q);                                                                                            \
     std::vector<T> w(static_cast<std::size_t>(lw));                                                                            \
-    p##orgqr_(&m, &n, &k, a, &one, &one, da.d, tau, w.data(), &lw, &info);                                        \
-    check_info(info, #p "orgqr");                                                                                 \
-  }                                                                                                               \
-  template <>                                                                                                     \
-  void pgesvd<T>(char ju, char jvt, int m, int n, T* a, const descriptor& da, T* s, T* u, const descriptor& du,   \
-                 T* vt, const descriptor& dvt) {                                                                  \
-    int info = 0, lw = -1;                                                                                        \
-    T q{};                                                                                                        \
-    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, &q, &lw,     \
-              &info);                                                                                             \
-    check_info(info, #p "gesvd (workspace query)");                                                               \
-    lw = work_size(q);                                                                                            \
-    std::vector<T> w(static_cast<std::size_t>(lw));                                                                            \
-    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, w.data(),    \
-              &lw, &info);                                                                                        \
-    check_info(info, #p "gesvd");                                                                                 \
+    p##q##_(&m, &n, &k, a, &one, &one, da.d, tau, w.data(), &lw, &info);                                        \
+    check_info(info, #p #q "");                                                                                 \
   }                                                                                                               \
   template <>                                                                                                     \
   void pgesv<T>(int n, int nrhs, T* a, const descriptor& da, T* b, const descriptor& db) {                        \
@@ -306,6 +301,21 @@ int syevd_extra(const descriptor& da) {
       throw value_error("ember::linalg::solve_triangular: the matrix is singular (A(" + std::to_string(info) +    \
                         ", " + std::to_string(info) + ") is exactly zero)");                                     \
     check_info(info, #p "trtrs");                                                                                 \
+  }
+#define EMBER_IMPL_REAL(p, T)                                                                                     \
+  template <>                                                                                                     \
+  void pgesvd<T>(char ju, char jvt, int m, int n, T* a, const descriptor& da, T* s, T* u, const descriptor& du,   \
+                 T* vt, const descriptor& dvt) {                                                                  \
+    int info = 0, lw = -1;                                                                                        \
+    T q{};                                                                                                        \
+    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, &q, &lw,     \
+              &info);                                                                                             \
+    check_info(info, #p "gesvd (workspace query)");                                                               \
+    lw = work_size(q);                                                                                            \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                                            \
+    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, w.data(),    \
+              &lw, &info);                                                                                        \
+    check_info(info, #p "gesvd");                                                                                 \
   }                                                                                                               \
   template <>                                                                                                     \
   void psyevd<T>(char jobz, char uplo, int n, T* a, const descriptor& da, T* w, T* z, const descriptor& dz) {    \
@@ -323,18 +333,54 @@ int syevd_extra(const descriptor& da) {
               &info);                                                                                             \
     check_info(info, #p "syevd");                                                                                 \
   }
-EMBER_IMPL(pd, double)
-EMBER_IMPL(ps, float)
-#undef EMBER_IMPL
-// complex products (the factorizations are real-only so far)
-#define EMBER_IMPL_COMPLEX(p, T)                                                                                  \
+#define EMBER_IMPL_COMPLEX(p, T, R)                                                                               \
   template <>                                                                                                     \
-  void pgemm<T>(char ta, char tb, int m, int n, int k, T alpha, const T* a, const descriptor& da, const T* b,     \
-                const descriptor& db, T beta, T* c, const descriptor& dc) {                                       \
-    p##gemm_(&ta, &tb, &m, &n, &k, &alpha, a, &one, &one, da.d, b, &one, &one, db.d, &beta, c, &one, &one, dc.d); \
+  void pgesvd<T>(char ju, char jvt, int m, int n, T* a, const descriptor& da, R* s, T* u, const descriptor& du,   \
+                 T* vt, const descriptor& dvt) {                                                                  \
+    int info = 0, lw = -1;                                                                                        \
+    T q{};                                                                                                        \
+    /* p?gesvd's real workspace: 1 + 4 max(M, N) (its bidiagonal SVD runs on every process) */                   \
+    std::vector<R> rw(std::size_t(1 + 4 * std::max(m, n)));                                                       \
+    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, &q, &lw,     \
+              rw.data(), &info);                                                                                  \
+    check_info(info, #p "gesvd (workspace query)");                                                               \
+    lw = work_size(q);                                                                                            \
+    rw.resize(std::max(rw.size(), std::size_t(work_size(rw[0]))));                                                \
+    std::vector<T> w(static_cast<std::size_t>(lw));                                                               \
+    p##gesvd_(&ju, &jvt, &m, &n, a, &one, &one, da.d, s, u, &one, &one, du.d, vt, &one, &one, dvt.d, w.data(),    \
+              &lw, rw.data(), &info);                                                                             \
+    check_info(info, #p "gesvd");                                                                                 \
+  }                                                                                                               \
+  template <>                                                                                                     \
+  void psyevd<T>(char jobz, char uplo, int n, T* a, const descriptor& da, R* w, T* z, const descriptor& dz) {    \
+    int info = 0, lw = -1, lrw = -1, liw = -1, iq = 0;                                                            \
+    T q{};                                                                                                        \
+    R rq{};                                                                                                       \
+    p##heevd_(&jobz, &uplo, &n, a, &one, &one, da.d, w, z, &one, &one, dz.d, &q, &lw, &rq, &lrw, &iq, &liw,       \
+              &info);                                                                                             \
+    check_info(info, #p "heevd (workspace query)");                                                               \
+    /* as p?syevd's: the query undercounts what p?unmtr and the real p?stedc/p?lasrt */                          \
+    /* steps check for when the blocks are large next to N; add the same margin      */                          \
+    lw = work_size(q) + syevd_extra(da);                                                                          \
+    lrw = work_size(rq) + syevd_extra(da);                                                                        \
+    liw = std::max(iq, 1);                                                                                        \
+    std::vector<T> wk(static_cast<std::size_t>(lw));                                                              \
+    std::vector<R> rw(static_cast<std::size_t>(lrw));                                                             \
+    std::vector<int> iw(static_cast<std::size_t>(liw));                                                           \
+    p##heevd_(&jobz, &uplo, &n, a, &one, &one, da.d, w, z, &one, &one, dz.d, wk.data(), &lw, rw.data(), &lrw,     \
+              iw.data(), &liw, &info);                                                                            \
+    check_info(info, #p "heevd");                                                                                 \
   }
-EMBER_IMPL_COMPLEX(pz, std::complex<double>)
-EMBER_IMPL_COMPLEX(pc, std::complex<float>)
+EMBER_IMPL(pd, double, orgqr)
+EMBER_IMPL(ps, float, orgqr)
+EMBER_IMPL(pz, std::complex<double>, ungqr)
+EMBER_IMPL(pc, std::complex<float>, ungqr)
+EMBER_IMPL_REAL(pd, double)
+EMBER_IMPL_REAL(ps, float)
+EMBER_IMPL_COMPLEX(pz, std::complex<double>, double)
+EMBER_IMPL_COMPLEX(pc, std::complex<float>, float)
+#undef EMBER_IMPL
+#undef EMBER_IMPL_REAL
 #undef EMBER_IMPL_COMPLEX
 
 }  // namespace ember::scalapack

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "communicator.hpp"
+#include "lapack.hpp"
 #include "layout.hpp"
 
 namespace ember::scalapack {
@@ -92,8 +93,12 @@ struct descriptor {
 };
 descriptor describe(const block_cyclic& l, const grid& g, int rank);
 
-// ---- typed ScaLAPACK calls (T = float or double); matrices are (A, IA, JA, DESCA)
-// with 1-based IA/JA as in ScaLAPACK. Each throws ember::error on INFO != 0. ----
+// ---- typed ScaLAPACK calls (T = float, double, std::complex<float> or
+// std::complex<double>: p?gemm's s/d/c/z); matrices are (A, IA, JA, DESCA) with
+// 1-based IA/JA as in ScaLAPACK. Each throws ember::error on INFO != 0. For
+// complex T the orthogonal routines are the unitary ones (p?ungqr, p?heevd),
+// singular values and eigenvalues are real (lapack::real_t<T>) and a
+// transpose argument may also be 'C' (conjugate transpose). ----
 template <class T>
 void pgemm(char transa, char transb, int m, int n, int k, T alpha, const T* a, const descriptor& da, const T* b,
            const descriptor& db, T beta, T* c, const descriptor& dc);
@@ -101,12 +106,13 @@ void pgemm(char transa, char transb, int m, int n, int k, T alpha, const T* a, c
 // local_cols(A) entries.
 template <class T>
 void pgeqrf(int m, int n, T* a, const descriptor& da, T* tau);
-// Forms the m x n matrix Q with orthonormal columns from pgeqrf's reflectors (k of them).
+// Forms the m x n matrix Q with orthonormal columns from pgeqrf's reflectors (k of
+// them): p?orgqr, p?ungqr for complex T.
 template <class T>
 void porgqr(int m, int n, int k, T* a, const descriptor& da, const T* tau);
 // SVD: jobu/jobvt 'V' or 'N'; s has min(m, n) entries (replicated on every rank).
 template <class T>
-void pgesvd(char jobu, char jobvt, int m, int n, T* a, const descriptor& da, T* s, T* u, const descriptor& du, T* vt,
+void pgesvd(char jobu, char jobvt, int m, int n, T* a, const descriptor& da, lapack::real_t<T>* s, T* u, const descriptor& du, T* vt,
             const descriptor& dvt);
 // Solves A X = B (A n x n, B n x nrhs), overwriting B with X and A with its LU factors.
 template <class T>
@@ -128,9 +134,11 @@ void pgetri(int n, T* a, const descriptor& da, std::vector<int>& ipiv);
 template <class T>
 void ptrtrs(char uplo, char trans, char diag, int n, int nrhs, const T* a, const descriptor& da, T* b,
             const descriptor& db);
-// Symmetric eigendecomposition (divide and conquer): w gets the n eigenvalues in
-// ascending order (replicated), z the eigenvectors (jobz 'V'), or jobz 'N'.
+// Symmetric (complex: Hermitian, p?heevd) eigendecomposition by divide and
+// conquer: w gets the n eigenvalues in ascending order (replicated), z the
+// eigenvectors (jobz 'V'), or jobz 'N'.
 template <class T>
-void psyevd(char jobz, char uplo, int n, T* a, const descriptor& da, T* w, T* z, const descriptor& dz);
+void psyevd(char jobz, char uplo, int n, T* a, const descriptor& da, lapack::real_t<T>* w, T* z,
+            const descriptor& dz);
 
 }  // namespace ember::scalapack
