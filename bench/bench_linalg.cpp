@@ -11,6 +11,8 @@
 //  (d) inv and det of an N x N matrix split 0: ember::linalg::inv (conversion +
 //      p?getrf + p?getri + conversion back) against pdgetrf + pdgetri alone, and
 //      det (p?getrf + one allreduce of N + 1 numbers) against pdgetrf alone.
+//  (e) complex128 solve (N/2 x N/2, N/16 right sides) and QR of an N/2 x N/2
+//      matrix split 0 against pzgesv and pzgeqrf + pzungqr alone.
 // Each time is the minimum over `reps` runs of the slowest rank's time.
 // Usage: bench_linalg [N=2048] [M=16384] [n=256] [k=512] [reps=5]; a size of 0 skips its part.
 #include <algorithm>
@@ -38,21 +40,44 @@ std::string secs(double t) {
 // `l`: the conversion happens once, here, outside the timed function; each run
 // restores the input from the pristine copy (a memcpy of the local block, ~1% of
 // a run).
+template <class T = double>
 struct raw_qr {
-  ember::linalg::bc_matrix<double> src, work;
-  std::vector<double> tau;
+  ember::linalg::bc_matrix<T> src, work;
+  std::vector<T> tau;
   int m, n;
-  raw_qr(const ember::dndarray<double, 2>& a, const ember::scalapack::block_cyclic& l)
+  raw_qr(const ember::dndarray<T, 2>& a, const ember::scalapack::block_cyclic& l)
       : src(ember::linalg::to_block_cyclic(a, l)),
-        work(ember::linalg::make_block_cyclic<double>(l, a.comm())),
+        work(ember::linalg::make_block_cyclic<T>(l, a.comm())),
         tau(std::size_t(std::max<std::int64_t>(work.local_cols(), 1))),
         m(int(a.shape()[0])),
         n(int(a.shape()[1])) {}
   void operator()() {
-    std::memcpy(work.local(), src.local(), std::size_t(src.lay.local_size(src.comm.rank())) * sizeof(double));
+    std::memcpy(work.local(), src.local(), std::size_t(src.lay.local_size(src.comm.rank())) * sizeof(T));
     const int k = std::min(m, n);
-    ember::scalapack::pgeqrf<double>(m, n, work.local(), work.desc, tau.data());
-    ember::scalapack::porgqr<double>(m, k, k, work.local(), work.desc, tau.data());
+    ember::scalapack::pgeqrf<T>(m, n, work.local(), work.desc, tau.data());
+    ember::scalapack::porgqr<T>(m, k, k, work.local(), work.desc, tau.data());
+  }
+};
+
+// Raw ScaLAPACK solve (p?gesv) of A X = B on block-cyclic copies, restored
+// before each run (A is overwritten by its factors, B by X).
+template <class T>
+struct raw_solve {
+  ember::linalg::bc_matrix<T> a0, b0, a, b;
+  int n, k;
+  raw_solve(const ember::dndarray<T, 2>& A, const ember::dndarray<T, 2>& B, const ember::scalapack::block_cyclic& la,
+            const ember::scalapack::block_cyclic& lb)
+      : a0(ember::linalg::to_block_cyclic(A, la)),
+        b0(ember::linalg::to_block_cyclic(B, lb)),
+        a(ember::linalg::make_block_cyclic<T>(la, A.comm())),
+        b(ember::linalg::make_block_cyclic<T>(lb, A.comm())),
+        n(int(A.shape()[0])),
+        k(int(B.shape()[1])) {}
+  void operator()() {
+    const int r = a.comm.rank();
+    std::memcpy(a.local(), a0.local(), std::size_t(a0.lay.local_size(r)) * sizeof(T));
+    std::memcpy(b.local(), b0.local(), std::size_t(b0.lay.local_size(r)) * sizeof(T));
+    ember::scalapack::pgesv<T>(n, k, a.local(), a.desc, b.local(), b.desc);
   }
 };
 
@@ -159,7 +184,7 @@ int main(int argc, char** argv) {
   // ---- (d) inv and det, split 0: ember (conversions included) / raw ScaLAPACK ----
   if (N > 0) {
     auto a = ember::random::randn<double>({N, N}, {.split = 0});
-    const auto l = ember::scalapack::default_block_cyclic(N, N, P);
+    const auto l = ember::linalg::impl::square_block_cyclic(N, N, P);  // the layout ember's LU uses
     raw_lu raw(a, l);
     double d = 0;
     const auto t = bench::time_interleaved(comm, reps,
@@ -169,6 +194,29 @@ int main(int argc, char** argv) {
                   "ember " + secs(t[1]) + ", raw " + secs(t[0]));
     bench::report(rank, "slogdet NxN split 0 / raw pdgetrf", t[3] / t[2], "<=", 1.1,
                   "ember " + secs(t[3]) + ", raw " + secs(t[2]) + ", log|det| " + std::to_string(d));
+  }
+
+  // ---- (e) complex128, N/2 x N/2 split 0 (the flops of an N x N real problem):
+  // solve with N/16 right sides and square QR against raw pzgesv and
+  // pzgeqrf + pzungqr on the same block-cyclic layouts ----
+  if (N > 0) {
+    using c128 = ember::complex128;
+    using namespace std::complex_literals;
+    const std::int64_t nc = N / 2, kc = std::max<std::int64_t>(1, N / 16);
+    ember::dndarray<c128, 2> a = ember::random::randn<double>({nc, nc}, {.split = 0}) +
+                                 1.0i * ember::random::randn<double>({nc, nc}, {.split = 0});
+    ember::dndarray<c128, 2> b = ember::random::randn<double>({nc, kc}, {.split = 0}) * (1.0 - 2.0i);
+    const auto la = ember::linalg::impl::square_block_cyclic(nc, nc, P);
+    const auto lb = ember::linalg::impl::rhs_layout(la, kc);
+    raw_solve<c128> raw(a, b, la, lb);
+    raw_qr<c128> rawq(a, ember::scalapack::default_block_cyclic(nc, nc, P));  // as qr's ScaLAPACK path
+    const auto t = bench::time_interleaved(comm, reps,
+                                           {[&] { raw(); }, [&] { auto x = ember::linalg::solve(a, b); },
+                                            [&] { rawq(); }, [&] { auto [q, r] = ember::linalg::qr(a); }});
+    bench::report(rank, "complex128 solve split 0 / raw pzgesv", t[1] / t[0], "<=", 1.1,
+                  "ember " + secs(t[1]) + ", raw " + secs(t[0]));
+    bench::report(rank, "complex128 qr split 0 / raw pzgeqrf+pzungqr", t[3] / t[2], "<=", 1.1,
+                  "ember " + secs(t[3]) + ", raw " + secs(t[2]));
   }
   return 0;
 }

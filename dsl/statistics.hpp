@@ -227,7 +227,8 @@ bool array_equal(const A& a, const B& b, bool equal_nan = false) {
 
 // cov(m, {.rowvar, .bias, .ddof}): NumPy's covariance matrix of the variables in
 // m's rows (rowvar) or columns, a (k, k) array: the centred data times its
-// transpose (ember::matmul, planned like any product) over n - ddof.
+// transpose (ember::matmul, planned like any product) over n - ddof; complex
+// data times its conjugate transpose, as NumPy's dot(X, X.T.conj()).
 struct cov_options {
   bool rowvar = true;
   bool bias = false;                       // divide by n (ddof 0) instead of n - 1
@@ -236,24 +237,37 @@ struct cov_options {
 template <array_like M>
 auto cov(const M& m, const cov_options& o = {}) {
   static_assert(expr::node_t<M>::ndim == 2, "ember::cov: takes a 2-D array (variables in rows, or in columns with rowvar = false)");
-  static_assert(!is_complex_v<detail::elem_t<M>>, "ember::cov: complex variables are not supported yet (the conjugate product)");
   using F = op::mean_t<detail::elem_t<M>>;
   const int obs = o.rowvar ? 1 : 0;
   const std::int64_t n = expr::as_node(m).shape()[std::size_t(obs)];
   const std::int64_t ddof = o.ddof ? *o.ddof : (o.bias ? 0 : 1);
   auto x = astype<F>(m) - mean(m, obs, {.keepdims = true});
-  if (o.rowvar) return dndarray<F, 2>(matmul(x, transpose(x)) / double(n - ddof));
-  return dndarray<F, 2>(matmul(transpose(x), x) / double(n - ddof));
+  if constexpr (is_complex_v<F>) {
+    if (o.rowvar) return dndarray<F, 2>(matmul(x, conj(transpose(x))) / double(n - ddof));
+    return dndarray<F, 2>(matmul(transpose(x), conj(x)) / double(n - ddof));
+  } else {
+    if (o.rowvar) return dndarray<F, 2>(matmul(x, transpose(x)) / double(n - ddof));
+    return dndarray<F, 2>(matmul(transpose(x), x) / double(n - ddof));
+  }
 }
 // corrcoef(m, {.rowvar}): the covariance normalized by the outer product of the
-// standard deviations, clipped to [-1, 1] as NumPy does; a (k, k) array.
+// standard deviations, clipped to [-1, 1] as NumPy does; a (k, k) array. Complex
+// data: the standard deviations are the square roots of the diagonal's real
+// parts, and the real and imaginary parts are clipped apart (NumPy's rule).
 template <array_like M>
 auto corrcoef(const M& m, const cov_options& o = {}) {
   using F = op::mean_t<detail::elem_t<M>>;
   dndarray<F, 2> c = cov(m, o);
-  auto d = sqrt(diagonal(c));
-  dndarray<F, 2> r = clip(c / outer(d, d), -1.0, 1.0);
-  return r;
+  if constexpr (is_complex_v<F>) {
+    auto d = sqrt(real(diagonal(c)));
+    dndarray<F, 2> q = c / outer(d, d);
+    dndarray<F, 2> r = clip(real(q), -1.0, 1.0) + F(0, 1) * clip(imag(q), -1.0, 1.0);
+    return r;
+  } else {
+    auto d = sqrt(diagonal(c));
+    dndarray<F, 2> r = clip(c / outer(d, d), -1.0, 1.0);
+    return r;
+  }
 }
 
 }  // namespace ember

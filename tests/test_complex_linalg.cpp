@@ -309,3 +309,30 @@ TEST_CASE("complex vdot conjugates its first operand; norms of complex matrices"
                                matrix(cmat::Constant(1, 1, c128(0, 1)), ember::none));
   CHECK(test::all_ranks(one == c128(1, 0)));
 }
+
+TEST_CASE("complex cov and corrcoef: the conjugate product, NumPy's clipping", "[stats][complex]") {
+  const cmat m = random_cmat(4, 25, 21);  // 4 variables, 25 observations
+  cmat x = m;
+  for (i64 i = 0; i < 4; ++i) x.row(i).array() -= m.row(i).mean();
+  const cmat want = x * x.adjoint() / 24.0;
+  for (auto s : splits2()) {
+    INFO("split " << ember::detail::axis_str(s));
+    auto C = ember::cov(matrix(m, s));
+    static_assert(std::is_same_v<decltype(C), ember::dndarray<c128, 2>>);
+    const cmat c = gathered_mat(C);
+    CHECK(test::all_ranks(rel_err(c, want) < 1e-13));
+    // Hermitian with a real diagonal, as NumPy's
+    CHECK(test::all_ranks((c - c.adjoint()).norm() < 1e-14 * c.norm()));
+    // rowvar = false: the variables in columns
+    const cmat ct = gathered_mat(ember::cov(matrix(cmat(m.transpose()), s), {.rowvar = false}));
+    CHECK(test::all_ranks(rel_err(ct, want) < 1e-13));
+    const cmat r = gathered_mat(ember::corrcoef(matrix(m, s)));
+    bool ok = true;
+    for (i64 i = 0; i < 4; ++i)
+      for (i64 j = 0; j < 4; ++j) {
+        const c128 e = want(i, j) / std::sqrt(want(i, i).real() * want(j, j).real());
+        ok = ok && std::abs(r(i, j) - e) < 1e-13 && std::abs(r(i, j).real()) <= 1 && std::abs(r(i, j).imag()) <= 1;
+      }
+    CHECK(test::all_ranks(ok));
+  }
+}
