@@ -73,6 +73,24 @@ void strided_copy(char* strided, char* packed, std::int64_t count, std::int64_t 
   }
 }
 
+// The unsigned type that moves one element of `bytes` bytes (complex128: two
+// words), for the typed copies below; f gets a value of that type. Returns
+// false (f not called) for other sizes, which take the byte-wise paths.
+struct word16 {
+  std::uint64_t lo, hi;
+};
+template <class F>
+bool with_word(std::int64_t bytes, F&& f) {
+  switch (bytes) {
+    case 1: f(std::uint8_t{}); return true;
+    case 2: f(std::uint16_t{}); return true;
+    case 4: f(std::uint32_t{}); return true;
+    case 8: f(std::uint64_t{}); return true;
+    case 16: f(word16{}); return true;
+    default: return false;
+  }
+}
+
 // A 2-D copy between two strided buffers (element strides ss, ds), in 32 x 32
 // tiles so a transposing copy reads and writes whole cache lines.
 template <class U>
@@ -106,12 +124,12 @@ class run_cursor {
       // Single elements (e.g. a row-major segment read into a column-major buffer,
       // as block-cyclic conversion does): copy along the innermost dimension with
       // a typed strided loop instead of one memcpy call per element.
-      if (view_.run_elems == 1 && pos_ == 0 && !idx_.empty() && (elem_ == 8 || elem_ == 4) && n >= elem_) {
+      if (view_.run_elems == 1 && pos_ == 0 && !idx_.empty() && elem_ <= 16 && (elem_ & (elem_ - 1)) == 0 &&
+          n >= elem_) {
         const std::size_t d = idx_.size() - 1;
         const std::int64_t count = std::min(view_.outer_ext[d] - idx_[d], n / elem_);
         char* p = strided + base_ * elem_;
-        if (elem_ == 8) strided_copy<std::uint64_t>(p, buf, count, view_.outer_str[d], pack);
-        else strided_copy<std::uint32_t>(p, buf, count, view_.outer_str[d], pack);
+        with_word(elem_, [&](auto w) { strided_copy<decltype(w)>(p, buf, count, view_.outer_str[d], pack); });
         buf += count * elem_;
         n -= count * elem_;
         idx_[d] += count - 1;  // next_run() advances the last one and carries
@@ -270,12 +288,11 @@ void copy_segment(const exchange_segment& s, const char* src, char* dst, std::si
   const std::size_t run_bytes = std::size_t(run * es);
   // Element by element in two dimensions (a transposing copy, as between a
   // row-major block and a column-major block-cyclic one): tiled, typed.
-  if (run == 1 && ext.size() == 2 && (es == 8 || es == 4)) {
+  if (run == 1 && ext.size() == 2) {
     const char* sp = src + s.src_offset * es;
     char* dp = dst + s.dst_offset * es;
-    if (es == 8) tiled_copy_2d<std::uint64_t>(sp, dp, ext[0], ext[1], ss[0], ss[1], ds[0], ds[1]);
-    else tiled_copy_2d<std::uint32_t>(sp, dp, ext[0], ext[1], ss[0], ss[1], ds[0], ds[1]);
-    return;
+    if (with_word(es, [&](auto w) { tiled_copy_2d<decltype(w)>(sp, dp, ext[0], ext[1], ss[0], ss[1], ds[0], ds[1]); }))
+      return;
   }
   // Odometer over the outer dimensions.
   index_vec idx(ext.size(), 0);
