@@ -319,6 +319,23 @@ EMBER_UNARY_AS(invert, A,
 #undef EMBER_UNARY_AS
 
 // ---- with parameters (scalar operands of the node, so one kernel serves every value) ----
+// x rounded half to even, inline: |x| + 2^52 (2^23 for float) rounds to an
+// integer in the default rounding mode, and subtracting it back is exact; the
+// sign (and -0) is copied back. Equal to rint/nearbyint there, without the
+// libm call that keeps round(a, d)'s kernel from vectorizing and spills the
+// scale around every call. Under -ffast-math (which may fold the two additions)
+// it is nearbyint itself.
+template <class A>
+EMBER_HD A round_half_even(A x) {
+#if defined(__FAST_MATH__)
+  return std::nearbyint(x);
+#else
+  constexpr A big = std::is_same_v<A, float> ? A(8388608.0f) : A(4503599627370496.0);
+  const A ax = std::fabs(x);
+  if (!(ax < big)) return x;  // already an integer, or inf, or NaN
+  return std::copysign((ax + big) - big, x);
+#endif
+}
 // round(x, decimals): half to even at 10^-decimals. Floating as NumPy's around
 // (x * 10^d rounded, / 10^d; for d < 0, x / 10^-d rounded, * 10^-d); integers
 // exactly, in integer arithmetic (unchanged for d >= 0).
@@ -333,9 +350,9 @@ struct round {
       using T = typename A::value_type;
       return R(apply<T>(x.real(), d_), apply<T>(x.imag(), d_));
     } else if constexpr (std::is_floating_point_v<A>) {
-      if (d == 0) return std::nearbyint(x);
+      if (d == 0) return round_half_even(x);
       const A f = A(pow10(d < 0 ? -d : d));
-      return d > 0 ? std::nearbyint(x * f) / f : std::nearbyint(x / f) * f;
+      return d > 0 ? round_half_even(x * f) / f : round_half_even(x / f) * f;
     } else if constexpr (std::is_same_v<A, bool>) {
       return x;
     } else {

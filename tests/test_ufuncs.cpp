@@ -64,6 +64,15 @@ TEST_CASE("rounding, sign, heaviside, nan_to_num, isclose: NumPy's values", "[uf
   expect(ember::round(vec<double>({1234.5678, 1250.0, 1350.0}), -2), {1200.0, 1200.0, 1400.0});
   expect(ember::round(vec<i64>({15, 25, -15, -25, 35, 7}), -1), {20, 20, -20, -20, 40, 10});
   expect(ember::round(vec<i64>({15, -3}), 3), {15, -3});
+  // round's inline half-to-even at the edges: ties, the last fractional values
+  // below 2^52 (2^23 for float32), integers beyond, infinities, -0 from -0.4
+  expect(ember::round(vec<double>({4503599627370495.5, -4503599627370494.5, 4503599627370497.0, 9007199254740993.0,
+                                   inf, -inf, -0.4, 0.5, -1.5, 5e-324})),
+         {4503599627370496.0, -4503599627370494.0, 4503599627370497.0, 9007199254740993.0, inf, -inf, -0.0, 0.0,
+          -2.0, 0.0});
+  expect(ember::round(vec<float>({8388607.5f, -8388606.5f, 8388609.0f, 2.5f, -0.25f}), 0),
+         {8388608.0f, -8388606.0f, 8388609.0f, 2.0f, -0.0f});
+  expect(ember::round(vec<double>({1e300, -2.675, 0.285}), 2), {1e300, -2.68, 0.28});  // NumPy 1.24: -2.675 * 100 is the tie -267.5
   expect(ember::floor(x), {0.0, 0.0, 2.0, -3.0, 1234.0, -0.0, 3.0, qnan});
   expect(ember::ceil(x), {1.0, 1.0, 3.0, -2.0, 1235.0, -0.0, 4.0, qnan});
   expect(ember::trunc(x), {0.0, 0.0, 2.0, -2.0, 1234.0, -0.0, 3.0, qnan});
