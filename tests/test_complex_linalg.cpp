@@ -336,3 +336,40 @@ TEST_CASE("complex cov and corrcoef: the conjugate product, NumPy's clipping", "
     CHECK(test::all_ranks(ok));
   }
 }
+
+extern "C" void zgemv_(const char*, const int*, const int*, const c128*, const c128*, const int*, const c128*,
+                       const int*, const c128*, c128*, const int*, std::size_t);
+
+TEST_CASE("zgemv_ as libember exports it (runtime/blas_interpose.cpp): N, T, C, strides, beta 0", "[linalg][complex]") {
+  // ScaLAPACK's PBLAS binds to this zgemv_; on Debian 12's OpenBLAS 0.3.21 it is
+  // computed by zgemm (OpenBLAS issue #4013), elsewhere forwarded. Either way: BLAS's answer.
+  const int m = 7, n = 5, lda = 9;
+  const cmat a = random_cmat(n, lda, 3);  // column-major lda x n: row j of `a` is column j
+  const cmat xv = random_cmat(1, 3 * std::max(m, n), 4), yv = random_cmat(1, 3 * std::max(m, n), 5);
+  const c128 alpha(0.5, -2), beta(-1, 0.25);
+  bool ok = true;
+  for (char tr : {'N', 'T', 'C'})
+    for (int incx : {1, 2, -3})
+      for (int incy : {1, -2})
+        for (c128 b : {beta, c128(0)}) {
+          const int lx = tr == 'N' ? n : m, ly = tr == 'N' ? m : n;
+          std::vector<c128> x(xv.data(), xv.data() + xv.size()), y(yv.data(), yv.data() + yv.size());
+          if (b == c128(0)) std::fill(y.begin(), y.end(), c128(std::nan(""), 0));  // must not be read
+          std::vector<c128> want = y;
+          auto xi = [&](int i) { return incx > 0 ? i * incx : (lx - 1 - i) * -incx; };
+          auto yi = [&](int i) { return incy > 0 ? i * incy : (ly - 1 - i) * -incy; };
+          for (int i = 0; i < ly; ++i) {
+            c128 s = 0;
+            for (int k = 0; k < lx; ++k) {
+              const c128 aik = tr == 'N' ? a(k, i) : a(i, k);  // A(i, k) = a.data()[i + k * lda]
+              s += (tr == 'C' ? std::conj(aik) : aik) * x[std::size_t(xi(k))];
+            }
+            want[std::size_t(yi(i))] = alpha * s + (b == c128(0) ? c128(0) : b * y[std::size_t(yi(i))]);
+          }
+          zgemv_(&tr, &m, &n, &alpha, a.data(), &lda, x.data(), &incx, &b, y.data(), &incy, 1);
+          for (std::size_t i = 0; i < y.size(); ++i)  // (untouched entries: NaN in both when beta is 0)
+            ok = ok && (std::abs(y[i] - want[i]) <= 1e-13 * (1 + std::abs(want[i])) ||
+                        (std::isnan(y[i].real()) && std::isnan(want[i].real())));
+        }
+  CHECK(test::all_ranks(ok));
+}
