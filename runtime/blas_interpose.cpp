@@ -73,7 +73,8 @@ void gemv_by_gemm(const routines<T>& r, const char* trans, const int* m, const i
   const int lx = notrans ? *n : *m, ly = notrans ? *m : *n;
   if (*m <= 0 || *n <= 0 || (*alpha == T(0) && *beta == T(1))) return;
   auto at = [](int i, int len, int inc) { return std::ptrdiff_t(inc > 0 ? i * inc : (len - 1 - i) * -inc); };
-  std::vector<T> xs, ys;
+  // unit-stride copies of strided vectors, kept per thread (PBLAS calls this in loops)
+  thread_local std::vector<T> xs, ys;
   const T* xp = x;
   T* yp = y;
   if (*incx != 1) {
@@ -96,23 +97,31 @@ void gemv_by_gemm(const routines<T>& r, const char* trans, const int* m, const i
 
 }  // namespace
 
+namespace {
+// The exported entry points: the workaround, or the BLAS library's own routine.
+template <class T>
+void gemv_entry(const char* gemv_name, const char* gemm_name, const char* trans, const int* m, const int* n,
+                const T* alpha, const T* a, const int* lda, const T* x, const int* incx, const T* beta, T* y,
+                const int* incy, std::size_t trans_len) {
+  const auto& r = next_routines<T>(gemv_name, gemm_name);
+  if (r.workaround) gemv_by_gemm(r, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
+  else r.gemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy, trans_len);
+}
+}  // namespace
+
 extern "C" {
 __attribute__((visibility("default"))) void zgemv_(const char* trans, const int* m, const int* n,
                                                    const std::complex<double>* alpha, const std::complex<double>* a,
                                                    const int* lda, const std::complex<double>* x, const int* incx,
                                                    const std::complex<double>* beta, std::complex<double>* y,
                                                    const int* incy, std::size_t trans_len) {
-  const auto& r = next_routines<std::complex<double>>("zgemv_", "zgemm_");
-  if (r.workaround) gemv_by_gemm(r, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
-  else r.gemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy, trans_len);
+  gemv_entry("zgemv_", "zgemm_", trans, m, n, alpha, a, lda, x, incx, beta, y, incy, trans_len);
 }
 __attribute__((visibility("default"))) void cgemv_(const char* trans, const int* m, const int* n,
                                                    const std::complex<float>* alpha, const std::complex<float>* a,
                                                    const int* lda, const std::complex<float>* x, const int* incx,
                                                    const std::complex<float>* beta, std::complex<float>* y,
                                                    const int* incy, std::size_t trans_len) {
-  const auto& r = next_routines<std::complex<float>>("cgemv_", "cgemm_");
-  if (r.workaround) gemv_by_gemm(r, trans, m, n, alpha, a, lda, x, incx, beta, y, incy);
-  else r.gemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy, trans_len);
+  gemv_entry("cgemv_", "cgemm_", trans, m, n, alpha, a, lda, x, incx, beta, y, incy, trans_len);
 }
 }
