@@ -176,14 +176,17 @@ struct transpose_op {
   static constexpr std::string_view name = "transpose";
 };
 
-// C = A @ B for 1-D or 2-D operands (NumPy's matmul rules: a 1-D A is a row, a 1-D
-// B a column, and their axis is dropped from the result); `outer`: a (m,) times
-// b (n,) as a column times a row, (m, n).
+// C = A @ B by NumPy's matmul rules: a 1-D A is a row, a 1-D B a column, and
+// their axis is dropped from the result; operands of 3 or more axes are stacks
+// of matrices in their last two axes, the leading (batch) axes broadcast
+// against each other. `outer`: a (m,) times b (n,) as a column times a row, (m, n).
 template <class A, class B, bool Outer = false>
 struct matmul_node : node_base {
   static_assert(std::is_same_v<typename A::value_type, typename B::value_type>, "matmul operands are cast first");
   using value_type = typename A::value_type;
-  static constexpr int ndim = Outer ? 2 : A::ndim + B::ndim - 2;
+  static constexpr int ndim = Outer ? 2
+                                    : std::max(std::max(A::ndim, 2), std::max(B::ndim, 2)) - (A::ndim == 1) -
+                                          (B::ndim == 1);
   static constexpr bool exact_ndim = A::exact_ndim && B::exact_ndim;
   static constexpr int node_count = 1 + A::node_count + B::node_count;
   static matmul_op op_tag() { return {}; }
@@ -199,16 +202,28 @@ struct matmul_node : node_base {
       shape_ = {sa[0], sb[0]};
       return;
     }
-    if (sa.empty() || sb.empty() || sa.size() > 2 || sb.size() > 2)
-      throw shape_error("ember::matmul: operands must be 1-D or 2-D, got shapes " + detail::shape_str(sa) + " and " +
-                        detail::shape_str(sb));
-    const std::int64_t ka = sa.back(), kb = sb.front();
+    if (sa.empty() || sb.empty())
+      throw shape_error("ember::matmul: operands must have at least one axis, got shapes " + detail::shape_str(sa) +
+                        " and " + detail::shape_str(sb));
+    const std::size_t kb_axis = sb.size() == 1 ? 0 : sb.size() - 2;
+    const std::int64_t ka = sa.back(), kb = sb[kb_axis];
     if (ka != kb)
       throw shape_error("ember::matmul: shapes " + detail::shape_str(sa) + " and " + detail::shape_str(sb) +
                         " not aligned: " + std::to_string(ka) + " (dim " + std::to_string(sa.size() - 1) +
-                        " of A) != " + std::to_string(kb) + " (dim 0 of B)");
-    if (sa.size() == 2) shape_.push_back(sa[0]);
-    if (sb.size() == 2) shape_.push_back(sb[1]);
+                        " of A) != " + std::to_string(kb) + " (dim " + std::to_string(kb_axis) + " of B)");
+    if (sa.size() > 2 || sb.size() > 2) {  // the batch axes, broadcast
+      const dims ba(sa.begin(), sa.end() - std::min<std::ptrdiff_t>(2, std::ptrdiff_t(sa.size())));
+      const dims bb(sb.begin(), sb.end() - std::min<std::ptrdiff_t>(2, std::ptrdiff_t(sb.size())));
+      try {
+        shape_ = broadcast_shapes(ba, bb, "matmul");
+      } catch (const shape_error&) {
+        throw shape_error("ember::matmul: the batch axes " + detail::shape_str(ba) + " and " + detail::shape_str(bb) +
+                          " of shapes " + detail::shape_str(sa) + " and " + detail::shape_str(sb) +
+                          " could not be broadcast together");
+      }
+    }
+    if (sa.size() >= 2) shape_.push_back(sa[sa.size() - 2]);
+    if (sb.size() >= 2) shape_.push_back(sb.back());
   }
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }

@@ -32,21 +32,27 @@ auto make_matmul(A&& a, B&& b) {
 }
 }  // namespace detail
 
-// NumPy's matmul for 1-D and 2-D operands: (m, k) @ (k, n) -> (m, n); a 1-D
-// operand is a row (left) or a column (right) vector whose axis is dropped.
+// NumPy's matmul: (m, k) @ (k, n) -> (m, n); a 1-D operand is a row (left) or a
+// column (right) vector whose axis is dropped. Operands of 3 or more axes are
+// stacks of matrices, (..., m, k) @ (..., k, n) -> (..., m, n) with the batch
+// axes broadcast (a 2-D operand is one matrix for every batch): a stack split on
+// a batch axis multiplies with no communication (EXPLAIN: `by batched`).
 template <array_like A, array_like B>
 auto matmul(A&& a, B&& b) {
   constexpr int ra = expr::node_t<A>::ndim, rb = expr::node_t<B>::ndim;
-  static_assert(ra >= 1 && ra <= 2 && rb >= 1 && rb <= 2,
-                "ember::matmul: operands must be 1-D or 2-D (batched N-D matmul is not supported)");
+  static_assert(ra >= 1 && rb >= 1, "ember::matmul: operands must have at least one axis (NumPy: use multiply)");
   return detail::make_matmul<false>(std::forward<A>(a), std::forward<B>(b));
 }
 
 // numpy.dot for 1-D and 2-D operands: the matrix product, and for two vectors
-// their inner product as a scalar (evaluated now, on every rank).
+// their inner product as a scalar (evaluated now, on every rank). NumPy's dot
+// of N-D operands sums over a's last and b's second-last axis for every pair of
+// their other indices, which is not matmul's stacking: not offered here.
 template <array_like A, array_like B, class Code = detail::this_code>
 auto dot(A&& a, B&& b) {
   constexpr int ra = expr::node_t<A>::ndim, rb = expr::node_t<B>::ndim;
+  static_assert(ra >= 1 && ra <= 2 && rb >= 1 && rb <= 2,
+                "ember::dot: operands must be 1-D or 2-D (for stacks of matrices use ember::matmul)");
   if constexpr (ra == 1 && rb == 1) {
     return detail::evaluate_scalar<Code>(matmul(std::forward<A>(a), std::forward<B>(b)));
   } else {

@@ -44,6 +44,8 @@ struct array_methods {
   static auto T(const Array& self) { return ember::transpose(self); }
   template <class B>
   static auto dot(const Array& self, const B& b) {
+    static_assert(expr::node_t<Array>::ndim <= 2 && expr::node_t<B>::ndim <= 2,
+                  "a.dot(b): operands must be 1-D or 2-D (for stacks of matrices use ember::matmul)");
     return ember::matmul(self, b);
   }
   template <class V>

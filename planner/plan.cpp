@@ -531,6 +531,7 @@ class planner_impl {
     const int ia = n.args.at(0), ib = n.args.at(1);
     const index_vec &sa = node(ia).shape, &sb = node(ib).shape;
     const int ra = int(sa.size()), rb = int(sb.size());
+    if (!n.outer && (ra > 2 || rb > 2)) return solve_batched(G);
     // outer: a (m,) is the column (m, 1), b (n,) the row (1, n)
     const bool outer = n.outer;
     const std::int64_t m = outer ? sa[0] : ra == 2 ? sa[0] : 1, k = outer ? 1 : sa[std::size_t(ra - 1)];
@@ -651,8 +652,103 @@ class planner_impl {
         }
       }
     }
+    keep_products(G, std::move(cands));
+  }
+
+  // NumPy's stacked matmul, (..., m, k) @ (..., k, n) with the batch axes
+  // broadcast: every candidate is a local product per batch, no communication.
+  // C is split on a batch axis (with the blocks an operand already has there,
+  // or balanced; an operand that broadcasts along it is replicated), on rows
+  // (A alike, B replicated), on columns (B alike, A replicated), or replicated;
+  // the operands are moved to match, which the cost prices.
+  void solve_batched(group& G) {
+    const ir_node& n = node(G.root);
+    const int ia = n.args.at(0), ib = n.args.at(1);
+    const index_vec &sa = node(ia).shape, &sb = node(ib).shape;
+    const int ra = int(sa.size()), rb = int(sb.size()), P = g_.nranks;
+    // the views: a 1-D A is a (1, k) row, a 1-D B a (k, 1) column
+    const index_vec va = ra == 1 ? index_vec{1, sa[0]} : sa, vb = rb == 1 ? index_vec{sb[0], 1} : sb;
+    const int na = int(va.size()), nb = int(vb.size()), nc = std::max(na, nb);
+    auto axis_of = [&](int nx, int d) { return d - (nc - nx); };  // an operand's axis aligned with C's axis d
+    index_vec vc(static_cast<std::size_t>(nc));
+    for (int d = 0; d < nc - 2; ++d) {
+      const int da = axis_of(na, d), db = axis_of(nb, d);
+      const std::int64_t x = da >= 0 ? va[std::size_t(da)] : 1, y = db >= 0 ? vb[std::size_t(db)] : 1;
+      vc[std::size_t(d)] = x == 1 ? y : x;
+    }
+    vc[std::size_t(nc - 2)] = va[std::size_t(na - 2)];
+    vc[std::size_t(nc - 1)] = vb[std::size_t(nb - 1)];
+    // The operand axis split like C's axis d, or -1 (replicated): a batch axis
+    // the operand has at full extent, A's rows, B's columns.
+    auto split_axis = [&](bool is_a, int d) {
+      const int nx = is_a ? na : nb, rx = is_a ? ra : rb;
+      const index_vec& vx = is_a ? va : vb;
+      if (d < nc - 2) {
+        const int dx = axis_of(nx, d);
+        return dx >= 0 && vx[std::size_t(dx)] == vc[std::size_t(d)] && vc[std::size_t(d)] != 1 ? dx : -1;
+      }
+      if (rx == 1) return -1;
+      return is_a ? (d == nc - 2 ? na - 2 : -1) : (d == nc - 1 ? nb - 1 : -1);
+    };
+    // C's splits worth trying: every axis, with balanced blocks and the blocks
+    // an operand has (or its group produces) along it.
+    std::vector<std::pair<int, index_vec>> splits;
+    for (int d = 0; d < nc; ++d) {
+      if ((d == nc - 2 && ra == 1) || (d == nc - 1 && rb == 1)) continue;  // the result has no such axis
+      if (vc[std::size_t(d)] == 1) continue;
+      auto add = [&](index_vec e) {
+        if (std::find(splits.begin(), splits.end(), std::make_pair(d, e)) == splits.end()) splits.emplace_back(d, std::move(e));
+      };
+      for (const bool is_a : {true, false}) {
+        const int dx = split_axis(is_a, d);
+        if (dx < 0) continue;
+        for (const auto& l : haves(is_a ? ia : ib))
+          if (l.split() && *l.split() == dx) add(l.extents());
+      }
+      add(layout::balanced_extents(vc[std::size_t(d)], P));
+    }
+    auto c_axis = [&](int d) { return ra == 1 && d == nc - 1 ? nc - 2 : d; };  // a 1-D A drops C's rows axis
+    std::vector<candidate> cands;
+    auto consider = [&](std::optional<std::pair<int, index_vec>> sp) {
+      auto operand = [&](bool is_a, bool view) {
+        const int dx = sp ? split_axis(is_a, sp->first) : -1;
+        const index_vec& shape = view ? (is_a ? va : vb) : (is_a ? sa : sb);
+        return dx < 0 ? replicated_layout(shape, P) : layout(shape, dx, sp->second);
+      };
+      const layout na_l = operand(true, false), nb_l = operand(false, false);
+      const layout lc = sp ? layout(vc, sp->first, sp->second) : replicated_layout(vc, P);
+      const layout out = sp ? layout(n.shape, c_axis(sp->first), sp->second) : replicated_layout(n.shape, P);
+      matmul_problem pr{matmul_algorithm::batched, operand(true, true), operand(false, true), lc, n.elem};
+      validate(pr);  // by construction; a failure is a planner bug
+      const auto [ca, cha] = operand_cost(ia, na_l);
+      const auto [cb, chb] = operand_cost(ib, nb_l);
+      double mem = 0;  // an operand replicated for this product
+      if (!na_l.split() && ca > 0) mem += double(na_l.local_size(0) * n.elem);
+      if (!nb_l.split() && cb > 0) mem += double(nb_l.local_size(0) * n.elem);
+      candidate cd{out, out};
+      cd.input_cost = ca + cb;
+      cd.cost = ca + cb + cm_.gamma * matmul_flops(pr) + cm_.mu * mem;
+      cd.child_choice = {cha, chb};
+      cd.need = {na_l, nb_l};
+      cd.operands = {ia, ib};
+      cd.product = pr;
+      cd.memory = std::int64_t(mem);
+      cands.push_back(std::move(cd));
+    };
+    // (at one rank too: a result that follows its operand's split, as a 2-D product's does)
+    for (const auto& sp : splits) consider(sp);
+    consider(std::nullopt);
+    keep_products(G, std::move(cands));
+  }
+
+  // A product's candidates into its group: those that fit the memory limit
+  // (all, when none does), the cheapest per output layout (the consumer chooses
+  // among outputs).
+  void keep_products(group& G, std::vector<candidate> cands) {
+    const ir_node& n = node(G.root);
     if (cands.empty()) throw value_error("ember::planner: no matmul algorithm applies to shapes " +
-                                         detail::shape_str(sa) + " and " + detail::shape_str(sb));
+                                         detail::shape_str(node(n.args.at(0)).shape) + " and " +
+                                         detail::shape_str(node(n.args.at(1)).shape));
     // Memory limit: drop what does not fit, unless nothing does.
     if (cm_.memory_limit > 0) {
       std::int64_t least = cands.front().memory;
@@ -861,9 +957,9 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       if (n.args.size() != 2) throw value_error(where(i) + ": matmul takes two operands");
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
       const index_vec& b = g.nodes[std::size_t(n.args[1])].shape;
-      const bool ranks_ok = n.outer ? a.size() == 1 && b.size() == 1
-                                    : !a.empty() && !b.empty() && a.size() <= 2 && b.size() <= 2;
-      if (!ranks_ok || (!n.outer && a.back() != b.front()))
+      const bool ranks_ok = n.outer ? a.size() == 1 && b.size() == 1 : !a.empty() && !b.empty();
+      // (..., m, k) @ (..., k, n): B's rows are its first axis when 1-D, else its second last
+      if (!ranks_ok || (!n.outer && a.back() != b[b.size() < 2 ? 0 : b.size() - 2]))
         throw shape_error(where(i) + ": matmul operands of shapes " + detail::shape_str(a) + " and " +
                           detail::shape_str(b) + " do not chain");
     } else if (n.kind == node_kind::transpose) {

@@ -22,6 +22,7 @@ const char* name(matmul_algorithm a) {
     case matmul_algorithm::reduce_scatter: return "reduce_scatter";
     case matmul_algorithm::allreduce: return "allreduce";
     case matmul_algorithm::summa: return "summa(p?gemm)";
+    case matmul_algorithm::batched: return "batched";
   }
   return "?";
 }
@@ -106,10 +107,106 @@ std::vector<std::int64_t> reduce_scatter_counts(const matmul_problem& p) {
   return counts;
 }
 
+// ---- batched: stacks of matrices, batch axes broadcast ----
+
+// The axis of operand view `x` aligned with C's axis `d` (batch axes align on
+// the right), or -1 when `x` has fewer axes.
+int aligned_axis(const layout& x, const layout& c, int d) { return d - (c.ndim() - x.ndim()); }
+
+void validate_batched(const matmul_problem& p) {
+  const auto &a = p.a, &b = p.b, &c = p.c;
+  const int na = a.ndim(), nb = b.ndim(), nc = c.ndim();
+  if (na < 2 || nb < 2 || nc != std::max(na, nb)) bad(p, "the views must be (..., m, k), (..., k, n), (..., m, n)");
+  if (a.nranks() != b.nranks() || a.nranks() != c.nranks()) bad(p, "the layouts span different rank counts");
+  if (p.trans_a || p.trans_b) bad(p, "a batched product reads no transposed operand");
+  const auto &sa = a.shape(), &sb = b.shape(), &sc = c.shape();
+  if (sa[std::size_t(na - 1)] != sb[std::size_t(nb - 2)] || sc[std::size_t(nc - 2)] != sa[std::size_t(na - 2)] ||
+      sc[std::size_t(nc - 1)] != sb[std::size_t(nb - 1)])
+    bad(p, "the shapes do not chain");
+  for (int d = 0; d < nc - 2; ++d)
+    for (const layout* x : {&a, &b}) {
+      const int dx = aligned_axis(*x, c, d);
+      if (dx >= 0 && x->shape()[std::size_t(dx)] != 1 && x->shape()[std::size_t(dx)] != sc[std::size_t(d)])
+        bad(p, "the batch axes do not broadcast to C's");
+    }
+  // Every operand is replicated or split exactly as C along the axis C is split.
+  auto follows = [&](const layout& x, int dx) { return x.split() && *x.split() == dx && x.extents() == c.extents(); };
+  if (!c.split()) {
+    if (a.split() || b.split()) bad(p, "C is replicated, so the operands must be");
+    return;
+  }
+  const int d = *c.split();
+  if (d == nc - 2) {
+    if (!follows(a, na - 2) || b.split()) bad(p, "C split along rows needs A split alike and B replicated");
+  } else if (d == nc - 1) {
+    if (!follows(b, nb - 1) || a.split()) bad(p, "C split along columns needs B split alike and A replicated");
+  } else {
+    for (const layout* x : {&a, &b}) {
+      const int dx = aligned_axis(*x, c, d);
+      const bool own = dx >= 0 && x->shape()[std::size_t(dx)] == sc[std::size_t(d)];
+      if (x->split() && !(own && follows(*x, dx)))
+        bad(p, "C split along batch axis " + std::to_string(d) + " needs each operand split alike there or replicated");
+    }
+  }
+}
+
+// C's local block = the product of the operands' local blocks, batch by batch.
+// A batch axis of an operand whose local extent is 1 is broadcast (it is
+// global extent 1, or C has one batch there too); validate_batched makes every
+// other local extent equal C's.
+template <class T>
+void run_batched(const matmul_problem& p, int rank, const T* a, const T* b, T* c) {
+  const index_vec la = p.a.lshape(rank), lb = p.b.lshape(rank), lc = p.c.lshape(rank);
+  const int na = int(la.size()), nb = int(lb.size()), nc = int(lc.size()), batch_axes = nc - 2;
+  const std::int64_t m = lc[std::size_t(nc - 2)], n = lc[std::size_t(nc - 1)], k = la[std::size_t(na - 1)];
+  std::int64_t batches = 1;
+  for (int d = 0; d < batch_axes; ++d) batches *= lc[std::size_t(d)];
+  if (batches == 0 || m == 0 || n == 0) return;
+  // Matrix strides (in matrices) of each operand along C's batch axes; 0 where broadcast.
+  auto strides = [&](const index_vec& lx, int nx) {
+    std::vector<std::int64_t> st(std::size_t(std::max(batch_axes, 0)), 0);
+    std::int64_t run = 1;
+    for (int d = batch_axes - 1; d >= 0; --d) {
+      const int dx = d - (nc - nx);
+      if (dx < 0) break;
+      if (lx[std::size_t(dx)] != 1) st[std::size_t(d)] = run;
+      run *= lx[std::size_t(dx)];
+    }
+    return st;
+  };
+  const auto st_a = strides(la, na), st_b = strides(lb, nb);
+  const bool b_shared = std::all_of(st_b.begin(), st_b.end(), [](std::int64_t s) { return s == 0; });
+  std::int64_t a_run = 1;  // A's stride of C's flattened batch when A holds every batch of C's block, in order
+  bool a_dense = true;
+  for (int d = batch_axes - 1; d >= 0; --d) {
+    if (lc[std::size_t(d)] != 1 && st_a[std::size_t(d)] != a_run) a_dense = false;
+    a_run *= lc[std::size_t(d)];
+  }
+  if (b_shared && a_dense) {  // one B for every batch: one product of all A's rows
+    local_gemm<T>(batches * m, n, k, a, k, b, n, T(0), c, n);
+    return;
+  }
+  std::vector<std::int64_t> idx(std::size_t(std::max(batch_axes, 0)), 0);
+  std::int64_t oa = 0, ob = 0;
+  for (std::int64_t t = 0; t < batches; ++t) {
+    local_gemm<T>(m, n, k, a + oa * m * k, k, b + ob * k * n, n, T(0), c + t * m * n, n);
+    for (int d = batch_axes - 1; d >= 0; --d) {  // the next batch index, odometer order
+      const std::size_t du = std::size_t(d);
+      oa += st_a[du];
+      ob += st_b[du];
+      if (++idx[du] < lc[du]) break;
+      oa -= st_a[du] * lc[du];
+      ob -= st_b[du] * lc[du];
+      idx[du] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 void validate(const matmul_problem& p) {
   const auto &a = p.a, &b = p.b, &c = p.c;
+  if (p.alg == matmul_algorithm::batched) return validate_batched(p);
   if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) bad(p, "the views must be 2-D");
   const std::int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
   if (b.shape()[0] != k || c.shape()[0] != m || c.shape()[1] != n) bad(p, "the shapes do not chain");
@@ -142,7 +239,8 @@ void validate(const matmul_problem& p) {
       if (p.alg == matmul_algorithm::reduce_scatter ? !is_split(c, 0) : bool(c.split()))
         bad(p, p.alg == matmul_algorithm::reduce_scatter ? "C must be split along rows" : "C must be replicated");
       return;
-    case matmul_algorithm::summa: return;
+    case matmul_algorithm::summa:
+    case matmul_algorithm::batched: return;
   }
 }
 
@@ -156,7 +254,8 @@ summa_layouts summa_layouts_of(const matmul_problem& p) {
 traffic matmul_traffic(const matmul_problem& p, int rank) {
   const int P = p.a.nranks();
   switch (p.alg) {
-    case matmul_algorithm::local: return {};
+    case matmul_algorithm::local:
+    case matmul_algorithm::batched: return {};
     case matmul_algorithm::ring_b: return ring_traffic(ring_blocks(p.b), p.elem, rank);
     case matmul_algorithm::ring_a: return ring_traffic(ring_blocks(p.a), p.elem, rank);
     case matmul_algorithm::reduce_scatter: {
@@ -189,7 +288,7 @@ std::vector<traffic> matmul_traffic_all(const matmul_problem& p, bool estimate) 
   if (p.alg == matmul_algorithm::ring_b) return ring_traffic_all(ring_blocks(p.b), p.elem);
   if (p.alg == matmul_algorithm::ring_a) return ring_traffic_all(ring_blocks(p.a), p.elem);
   std::vector<traffic> out(static_cast<std::size_t>(P));
-  if (p.alg == matmul_algorithm::local) return out;
+  if (p.alg == matmul_algorithm::local || p.alg == matmul_algorithm::batched) return out;
   if (p.alg == matmul_algorithm::reduce_scatter) {
     const auto counts = reduce_scatter_counts(p);
     traffic all;
@@ -232,6 +331,11 @@ traffic matmul_traffic_estimate(const matmul_problem& p, int rank) {
 
 double matmul_flops(const matmul_problem& p) {
   const int P = p.a.nranks();
+  if (p.alg == matmul_algorithm::batched) {  // C's largest block times 2k
+    std::int64_t mx = 0;
+    for (int q = 0; q < P; ++q) mx = std::max(mx, p.c.local_size(q));
+    return 2 * double(mx) * double(p.a.shape().back());
+  }
   const double m = double(p.a.shape()[0]), k = double(p.a.shape()[1]), n = double(p.b.shape()[1]);
   auto max_ext = [&](const layout& l, int axis) {
     std::int64_t mx = 0;
@@ -246,6 +350,7 @@ double matmul_flops(const matmul_problem& p) {
     case matmul_algorithm::reduce_scatter:
     case matmul_algorithm::allreduce: return 2 * m * max_ext(p.a, 1) * n;
     case matmul_algorithm::summa: return 2 * m * n * k / P;
+    case matmul_algorithm::batched: break;  // above
   }
   return 0;
 }
@@ -257,7 +362,8 @@ std::int64_t matmul_workspace(const matmul_problem& p) {
     return mx;
   };
   switch (p.alg) {
-    case matmul_algorithm::local: return 0;
+    case matmul_algorithm::local:
+    case matmul_algorithm::batched: return 0;
     case matmul_algorithm::ring_b: return 2 * max_block(p.b) * p.elem;
     case matmul_algorithm::ring_a: return 2 * max_block(p.a) * p.elem;
     case matmul_algorithm::reduce_scatter: return 3 * max_block(p.c) * p.elem;  // the ring's three block buffers
@@ -417,6 +523,7 @@ template <class T>
 void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, const T* b, T* c) {
   validate(p);
   const int r = comm.rank();
+  if (p.alg == matmul_algorithm::batched) return run_batched<T>(p, r, a, b, c);
   const std::int64_t m = p.a.shape()[0], k = p.a.shape()[1], n = p.b.shape()[1];
   switch (p.alg) {
     case matmul_algorithm::local: {
@@ -493,6 +600,7 @@ void run_matmul(const matmul_problem& p, const communicator& comm, const T* a, c
       }
       return;
     }
+    case matmul_algorithm::batched: return;  // above
   }
 }
 

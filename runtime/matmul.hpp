@@ -26,12 +26,18 @@ enum class matmul_algorithm : std::uint8_t {
                    // reduce-scatter overlapped with the products
   allreduce,       // the same partial products, allreduced: C replicated
   summa,           // ScaLAPACK p?gemm on a 2-D block-cyclic grid (operands converted by the exchange engine)
+  batched,         // N-D operands (NumPy's stacks of matrices, batch axes broadcast): C's block is a loop of local
+                   // products over its batch; C split on a batch axis (the operands that have it split alike, the
+                   // broadcast ones replicated), on rows (A alike, B replicated), on columns, or replicated
 };
 const char* name(matmul_algorithm a);
 
 struct matmul_problem {
   matmul_algorithm alg{};
-  layout a, b, c;  // matrix views, 2-D
+  // Matrix views, 2-D; for `batched` the N-D views (..., m, k), (..., k, n),
+  // (..., m, n), batch axes aligned on the right and broadcast (extent 1 or
+  // absent), a 1-D operand viewed as (1, k) or (k, 1).
+  layout a, b, c;
   std::int64_t elem = 8;
   // A transpose only a product reads stays lazy: trans_a says that A's local
   // block is stored as the row-major block of A's transpose (the operand of

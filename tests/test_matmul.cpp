@@ -404,3 +404,183 @@ TEST_CASE("bad matmul input raises on every rank", "[matmul][errors]") {
   REQUIRE_THROWS_AS(ember::matmul(A, x), ember::shape_error);
   REQUIRE(test::all_ranks(true));  // nobody is left in a collective
 }
+
+// ---- batched matmul: stacks of matrices, NumPy's broadcasting of the batch axes ----
+
+namespace {
+
+template <class T, std::size_t N>
+ember::dndarray<T, int(N)> stack(const std::array<std::int64_t, N>& shape, split_axis s, std::uint64_t seed) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  std::vector<T> g(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(seed);
+  for (auto& x : g) {
+    const std::int64_t v = std::int64_t(rng() % 19) - 9;
+    if constexpr (ember::is_complex_v<T>) x = T(double(v) / 4, double(std::int64_t(rng() % 7) - 3) / 2);
+    else if constexpr (std::is_floating_point_v<T>) x = T(v) / T(4);
+    else x = T(v);
+  }
+  return ember::array(std::span<const T>(g), shape, {.split = s});
+}
+
+// NumPy's matmul on gathered row-major data: a 1-D A is (1, k), a 1-D B (k, 1),
+// batch axes aligned on the right and broadcast. Written out index by index.
+template <class T, class W>
+std::vector<W> serial_matmul(const std::vector<T>& a, std::vector<std::int64_t> sa, const std::vector<T>& b,
+                             std::vector<std::int64_t> sb) {
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  const std::size_t nc = std::max(sa.size(), sb.size());
+  sa.insert(sa.begin(), nc - sa.size(), 1);
+  sb.insert(sb.begin(), nc - sb.size(), 1);
+  const std::int64_t m = sa[nc - 2], k = sa[nc - 1], n = sb[nc - 1];
+  std::vector<std::int64_t> batch(nc - 2);
+  std::int64_t nbatch = 1;
+  for (std::size_t d = 0; d + 2 < nc; ++d) nbatch *= batch[d] = sa[d] == 1 ? sb[d] : sa[d];
+  std::vector<W> c(std::size_t(nbatch * m * n), W(0));
+  for (std::int64_t t = 0; t < nbatch; ++t) {
+    std::int64_t rem = t, oa = 0, ob = 0, run_a = 1, run_b = 1;
+    for (std::size_t d = nc - 2; d-- > 0;) {
+      const std::int64_t i = rem % batch[d];
+      rem /= batch[d];
+      oa += (sa[d] == 1 ? 0 : i) * run_a;
+      ob += (sb[d] == 1 ? 0 : i) * run_b;
+      run_a *= sa[d];
+      run_b *= sb[d];
+    }
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        W s = W(0);
+        for (std::int64_t l = 0; l < k; ++l)
+          s += W(a[std::size_t((oa * m + i) * k + l)]) * W(b[std::size_t((ob * k + l) * n + j)]);
+        c[std::size_t((t * m + i) * n + j)] = s;
+      }
+  }
+  return c;
+}
+
+template <class T, std::size_t NA, std::size_t NB>
+void batched_every_split(const std::array<std::int64_t, NA>& sa, const std::array<std::int64_t, NB>& sb) {
+  std::vector<split_axis> spa{split_axis{}}, spb{split_axis{}};
+  for (int d = 0; d < int(NA); ++d) spa.push_back(split_axis{d});
+  for (int d = 0; d < int(NB); ++d) spb.push_back(split_axis{d});
+  using W = std::conditional_t<ember::is_complex_v<T>, std::complex<long double>,
+                               std::conditional_t<std::is_floating_point_v<T>, long double, T>>;
+  for (auto xa : spa)
+    for (auto xb : spb)
+      for (const bool uneven : {false, true}) {
+        INFO("A " << ember::detail::shape_str(sa) << " split " << (xa ? *xa : -1) << ", B "
+                  << ember::detail::shape_str(sb) << " split " << (xb ? *xb : -1) << ", uneven " << uneven
+                  << ", dtype " << ember::dtype_name<T>());
+        auto A = stack<T>(sa, xa, 3 + NA), B = stack<T>(sb, xb, 5 + NB);
+        if (uneven) {
+          test::unbalance(A);
+          test::unbalance(B);
+        }
+        auto C = ember::eval(ember::matmul(A, B));
+        REQUIRE(test::all_ranks(trace_matches()));
+        const auto want = serial_matmul<T, W>(test::gathered(A), {sa.begin(), sa.end()}, test::gathered(B),
+                                              {sb.begin(), sb.end()});
+        const auto got = test::gathered(C);
+        bool ok = got.size() == want.size();
+        const long double tol = std::is_integral_v<T> ? 0.0L : 1e-12L;
+        for (std::size_t i = 0; ok && i < got.size(); ++i)
+          ok = std::abs(W(got[i]) - want[i]) <= tol * (1 + std::abs(want[i]));
+        REQUIRE(test::all_ranks(ok));
+      }
+}
+
+}  // namespace
+
+TEST_CASE("batched matmul equals NumPy's stacked product for every split pair", "[matmul][batched]") {
+  using A3 = std::array<std::int64_t, 3>;
+  using A2 = std::array<std::int64_t, 2>;
+  using A1 = std::array<std::int64_t, 1>;
+  batched_every_split<double>(A3{5, 7, 4}, A3{5, 4, 6});
+  batched_every_split<std::int64_t>(A3{5, 7, 4}, A3{5, 4, 6});  // exact
+  batched_every_split<double>(std::array<std::int64_t, 4>{3, 1, 5, 4}, A3{2, 4, 6});  // -> (3, 2, 5, 6)
+  batched_every_split<std::int64_t>(A3{1, 7, 4}, A3{5, 4, 6});  // a batch of one broadcast
+  batched_every_split<double>(A3{5, 7, 4}, A2{4, 6});  // one matrix for every batch
+  batched_every_split<std::int64_t>(A2{7, 4}, A3{5, 4, 6});
+  batched_every_split<double>(A1{4}, A3{5, 4, 6});  // -> (5, 6)
+  batched_every_split<std::int64_t>(A3{5, 7, 4}, A1{4});  // -> (5, 7)
+  batched_every_split<std::complex<double>>(A3{3, 4, 5}, A3{3, 5, 2});
+  batched_every_split<float>(A3{0, 3, 4}, A3{1, 4, 2});  // an empty batch
+  batched_every_split<double>(A3{4, 3, 0}, A3{4, 0, 2});  // k = 0: zeros
+  // the result's static rank and shape
+  auto x = stack<double>(A3{5, 7, 4}, 0, 1);
+  auto v = stack<double>(A1{4}, {}, 2);
+  static_assert(decltype(ember::matmul(x, v))::ndim == 2);
+  static_assert(decltype(ember::matmul(x, x))::ndim == 3);
+  REQUIRE(ember::eval(ember::matmul(x, v)).shape() == A2{5, 7});
+}
+
+TEST_CASE("a stack split on a batch axis multiplies with no communication", "[matmul][batched][planner]") {
+  using A3 = std::array<std::int64_t, 3>;
+  using K = ember::planner::step_kind;
+  auto A = stack<double>(A3{8, 6, 5}, 0, 1), B = stack<double>(A3{8, 5, 3}, 0, 2);
+  auto W = stack<double>(std::array<std::int64_t, 2>{5, 3}, {}, 3);  // shared weights, replicated
+  auto quiet = [](const ember::planner::plan& p) {
+    bool batched = false;
+    for (const auto& s : p.steps) batched = batched || (s.product && s.product->alg == ember::matmul_algorithm::batched);
+    return batched && p.total().bytes == 0 && p.total().messages == 0 && count_steps(p, K::matmul) == 1;
+  };
+  for (const bool uneven : {false, true}) {
+    if (uneven) {  // C keeps the operands' own blocks: still nothing sent
+      test::unbalance(A);
+      test::unbalance(B);
+    }
+    const auto p = ember::explain(ember::matmul(A, B));
+    INFO(p.to_string());
+    REQUIRE(quiet(p));
+    REQUIRE(p.to_string().find("by batched") != std::string::npos);
+    ember::dndarray<double, 3> C = ember::matmul(A, B);
+    REQUIRE(C.split() == split_axis{0});
+    REQUIRE(C.lshape_map()[std::size_t(C.comm().rank())][0] == A.lshape_map()[std::size_t(A.comm().rank())][0]);
+    REQUIRE(test::all_ranks(trace_matches()));
+    REQUIRE(quiet(ember::explain(ember::matmul(A, W))));
+    // the elementwise work after the product fuses into one pass, still nothing sent
+    const auto pf = ember::explain(ember::matmul(A, B) * 2.0 + 1.0);
+    REQUIRE(count_steps(pf, K::fused_kernel) == 1);
+    REQUIRE(pf.total().bytes == 0);
+    ember::dndarray<double, 3> D = ember::matmul(A, B) * 2.0 + 1.0;
+    auto want = serial_matmul<double, long double>(test::gathered(A), {8, 6, 5}, test::gathered(B), {8, 5, 3});
+    const auto got = test::gathered(D);
+    bool ok = got.size() == want.size();
+    for (std::size_t i = 0; ok && i < got.size(); ++i) ok = std::fabs(got[i] - double(want[i] * 2 + 1)) < 1e-12;
+    REQUIRE(test::all_ranks(ok));
+  }
+  // rows split with one matrix for every batch: the rows stay where they are
+  auto R = stack<double>(A3{4, 9, 5}, 1, 4);
+  const auto pr = ember::explain(ember::matmul(R, W));
+  REQUIRE(pr.total().bytes == 0);
+  // at scale: 4096 ranks, a stack of 65536 matrices split on the batch axis
+  auto big = ember::dndarray<double, 3>(ember::layout::balanced({65536, 64, 64}, 0, ember::world().size()),
+                                        ember::world(), std::shared_ptr<double[]>());
+  const auto ps = ember::plan_for(ember::matmul(big, big), 4096);
+  INFO(ps.to_string());
+  REQUIRE(quiet(ps));
+}
+
+TEST_CASE("bad batched matmul input raises on every rank, naming the shapes", "[matmul][batched][errors]") {
+  using A3 = std::array<std::int64_t, 3>;
+  auto A = stack<double>(A3{5, 7, 4}, 0, 1);
+  auto B = stack<double>(A3{3, 4, 6}, 0, 2);  // batch 5 vs 3
+  auto C = stack<double>(A3{5, 3, 6}, 0, 3);  // k 4 vs 3
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const ember::shape_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string wb = message([&] { (void)ember::matmul(A, B); });
+  REQUIRE(wb.find("(5, 7, 4)") != std::string::npos);
+  REQUIRE(wb.find("broadcast") != std::string::npos);
+  const std::string wk = message([&] { (void)ember::matmul(A, C); });
+  REQUIRE(wk.find("(5, 3, 6)") != std::string::npos);
+  REQUIRE(wk.find("not aligned") != std::string::npos);
+  REQUIRE(test::all_ranks(true));  // nobody is left in a collective
+}
