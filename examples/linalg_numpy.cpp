@@ -62,6 +62,12 @@ int main(int argc, char** argv) {
   save("kron", em::kron(x(slice(0, 3), slice(0, 2)), x(slice(1, 3), slice(0, 3))));
   save_scalar("sel_sum", em::sum(x(x > 0.0)));
   save_scalar("sel_count", double(x(x > 0.0).read().shape()[0]));
+  // stacks of matrices: matmul over the leading (batch) axis, broadcast like NumPy's
+  em::dndarray<double, 3> X3 = em::reshape(em::arange<double>(1.0, 4.0), {3, 1, 1}) * em::expand_dims(x, 0);
+  X3.resplit_(0);  // split on the batch axis: the products below send nothing
+  save("batched", em::matmul(X3, em::swapaxes(X3, 1, 2)));  // (3, m, m)
+  save("batched_shared", em::matmul(X3, S));  // one (n, n) matrix for every batch
+  save("batched_vec", em::matmul(em::arange<double>(m), X3));  // (3, n)
 
   // complex128: the same functions through ScaLAPACK's z routines
   using c128 = em::complex128;
@@ -130,6 +136,10 @@ int main(int argc, char** argv) {
 // close("inner", np.inner(x, x), 1e-13)
 // same("kron", np.kron(x[:3, :2], x[1:3, :3]))
 // close("sel_sum", x[x > 0].sum(), 1e-13); same("sel_count", (x > 0).sum())
+// X3 = np.arange(1.0, 4.0).reshape(3, 1, 1) * x[None]
+// close("batched", X3 @ X3.swapaxes(1, 2), 1e-13)
+// close("batched_shared", X3 @ S, 1e-13)
+// close("batched_vec", np.arange(m, dtype=np.float64) @ X3, 1e-13)
 // z = x * (1 - 0.5j) + 1j * x ** 2
 // zh = z.conj().T
 // H = zh @ z + n * np.eye(n)
