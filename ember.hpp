@@ -36,6 +36,7 @@
 #include "dsl/shift.hpp"
 #include "indexing/indexing.hpp"
 #include "shape/shape.hpp"
+#include "scan/scan.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "dsl/methods.hpp"

@@ -67,7 +67,8 @@ std::shared_ptr<void> executor_base::run(std::shared_ptr<void> dest, const view_
         case planner::step_kind::allreduce:
         case planner::step_kind::gather_index: run_combine(s); break;
         case planner::step_kind::matmul:
-        case planner::step_kind::transpose: run_op(s); break;
+        case planner::step_kind::transpose:
+        case planner::step_kind::scan: run_op(s); break;
         case planner::step_kind::to_host:
         case planner::step_kind::to_device: run_copy(s); break;
         case planner::step_kind::realign:

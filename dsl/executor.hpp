@@ -13,6 +13,7 @@
 
 #include "../runtime/failure.hpp"
 #include "../runtime/matmul.hpp"
+#include "../scan/scan_kernel.hpp"
 #include "plan_cache.hpp"
 
 namespace ember {
@@ -261,6 +262,10 @@ class executor final : public executor_base {
       const void* in1 = s.bindings.size() > 1 ? vals_[std::size_t(s.bindings[1].second)].ptr : nullptr;
       const bool aliased = dest_ && (in0 == dest_.get() || in1 == dest_.get());
       auto& out = output(s.output, s.to->local_size(r) * std::int64_t(sizeof(T)), !aliased);
+      if constexpr (requires { x.scan_axis; }) {  // cumsum and its kin (scan/scan_kernel.hpp), on the host
+        run_scan<T>(x.scan, *s.to, x.scan_axis, c_, static_cast<const T*>(in0), static_cast<T*>(out.ptr));
+        return;
+      }
       if (s.on == device_kind::gpu) {  // cuBLAS, through the CUDA plugin
         if constexpr (std::is_same_v<decltype(x.op_tag()), expr::matmul_op>) {
           run_matmul_device(*s.product, r, dtype_code<T>(), in0, in1, out.ptr);

@@ -137,6 +137,10 @@ void lower(const X& x, lower_state& st, int id = 0) {
     } else if constexpr (kind == K::step_op) {
       n.kind = std::is_same_v<decltype(x.op_tag()), expr::matmul_op> ? planner::node_kind::matmul
                                                                       : planner::node_kind::transpose;
+      if constexpr (requires { x.scan_axis; }) {
+        n.kind = planner::node_kind::scan;
+        n.axes = {x.scan_axis};
+      }
       if constexpr (requires { x.outer; }) n.outer = x.outer;
       n.op = std::string(decltype(x.op_tag())::name);
     } else if constexpr (kind == K::tuple) {
@@ -205,6 +209,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
   } else {
     static_assert(kind == K::elementwise || kind == K::step_op || kind == K::tuple);
     if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));
+    if constexpr (requires { x.scan_axis; }) f.add(0x5ca0 + std::uint64_t(x.scan_axis));
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
   }
   expr::for_each_child(x, 0, [&](const auto& a, int) { fingerprint_of(a, f); });

@@ -26,7 +26,7 @@ enum class node_class {
   leaf,         // an array handle
   elementwise,  // fused into its consumers' kernel
   reduction,    // the end of a fused group: its argument is read in the kernel
-  step_op,      // a step of its own (matmul, transpose): the planner gives it an algorithm
+  step_op,      // a step of its own (matmul, transpose, scan): the planner gives it an algorithm
   tuple,        // the root of eval(e1, e2, ...)
 };
 

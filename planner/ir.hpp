@@ -16,7 +16,8 @@ namespace ember::planner {
 
 // matmul and transpose are operations of their own (never fused): their operands
 // are values computed by other groups, their output is read by the next group.
-enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose };
+// scan (cumsum, ...) too: its axis is axes[0].
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan };
 
 struct ir_node {
   node_kind kind = node_kind::leaf;

@@ -62,6 +62,7 @@ const char* name(step_kind k) {
     case step_kind::gather_index: return "gather_index";
     case step_kind::matmul: return "matmul";
     case step_kind::transpose: return "transpose";
+    case step_kind::scan: return "scan";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -81,6 +82,7 @@ bool is_move(step_kind k) {
     case step_kind::gather_index:
     case step_kind::matmul:
     case step_kind::transpose:
+    case step_kind::scan:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -221,7 +223,9 @@ class planner_impl {
   std::map<std::pair<int, std::uint64_t>, int> moved_value_;  // (value, target hash) -> moved value
 
   const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
-  bool is_op(int i) const { return node(i).kind == node_kind::matmul || node(i).kind == node_kind::transpose; }
+  bool is_op(int i) const {
+    return node(i).kind == node_kind::matmul || node(i).kind == node_kind::transpose || node(i).kind == node_kind::scan;
+  }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
 
   // Common subexpressions: two nodes with the same operation over the same
@@ -274,7 +278,8 @@ class planner_impl {
       case node_kind::leaf: bounds.push_back(i); return;
       case node_kind::reduce:
       case node_kind::matmul:
-      case node_kind::transpose: {
+      case node_kind::transpose:
+      case node_kind::scan: {
         bounds.push_back(i);
         const int cls = canon_.empty() ? i : canon_[std::size_t(i)];
         auto it = class_group_.find(cls);
@@ -463,6 +468,7 @@ class planner_impl {
     if (n.kind == node_kind::reduce) return "r" + std::to_string(i);
     if (n.kind == node_kind::matmul) return "mm" + std::to_string(i);
     if (n.kind == node_kind::transpose) return "t" + std::to_string(i);
+    if (n.kind == node_kind::scan) return "s" + std::to_string(i);
     return "e" + std::to_string(i);
   }
   std::string text(int i) const {
@@ -520,7 +526,37 @@ class planner_impl {
       }
       return;
     }
+    if (n.kind == node_kind::scan) return solve_scan(G);
     solve_matmul(G);
+  }
+
+  // A scan keeps its operand's layout: the layouts the operand has (or its group
+  // produces) and, for a replicated or otherwise split operand, a balanced split
+  // along the scan axis (a partition of a replicated operand sends nothing, and
+  // the scan's own traffic is one slice per rank).
+  void solve_scan(group& G) {
+    const ir_node& n = node(G.root);
+    const int a = n.args.at(0), axis = n.axes.at(0);
+    std::vector<layout> ls = haves(a);
+    const layout bal = layout::balanced(n.shape, axis, g_.nranks);
+    if (g_.nranks > 1 && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
+    for (const layout& l : ls) {
+      candidate cd{l, l};
+      const auto [c, ch] = operand_cost(a, l);
+      traffic mx;
+      for (const auto& t : scan_traffic_all(l, axis, n.elem)) {
+        mx.bytes = std::max(mx.bytes, t.bytes);
+        mx.messages = std::max(mx.messages, t.messages);
+      }
+      // a read pass for the totals (split axis only) and the written scan
+      const bool split_here = l.split() && *l.split() == axis && g_.nranks > 1;
+      cd.cost = c + cm_.alpha * double(mx.messages) + cm_.beta * double(mx.bytes) +
+                cm_.kappa * double(max_block_bytes(l, n.elem)) * (split_here ? 1.5 : 1.0);
+      cd.input_cost = c;
+      cd.child_choice = {ch};
+      cd.need = {l};
+      G.cands.push_back(std::move(cd));
+    }
   }
 
   // Every algorithm over the operand layouts worth trying: those the operands
@@ -798,7 +834,7 @@ class planner_impl {
     const candidate& c = G.cands[std::size_t(ci)];
     const ir_node& n = node(G.root);
     step s;
-    s.kind = n.kind == node_kind::matmul ? step_kind::matmul : step_kind::transpose;
+    s.kind = n.kind == node_kind::matmul ? step_kind::matmul : n.kind == node_kind::scan ? step_kind::scan : step_kind::transpose;
     s.node = G.root;
     std::string args;
     for (std::size_t i = 0; i < n.args.size(); ++i) {
@@ -808,7 +844,11 @@ class planner_impl {
       args += (i ? ", " : "") + text(n.args[i]);
     }
     s.to = c.out;
-    if (s.kind == step_kind::transpose) {
+    if (s.kind == step_kind::scan) {
+      s.from = c.need[0];
+      s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + ")";
+      accumulate(s.traffic, scan_traffic_all(c.out, n.axes.at(0), n.elem), per_rank_);
+    } else if (s.kind == step_kind::transpose) {
       s.from = c.need[0];
       s.text = "transpose(" + args + ")";
       if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
@@ -962,6 +1002,12 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       if (!ranks_ok || (!n.outer && a.back() != b[b.size() < 2 ? 0 : b.size() - 2]))
         throw shape_error(where(i) + ": matmul operands of shapes " + detail::shape_str(a) + " and " +
                           detail::shape_str(b) + " do not chain");
+    } else if (n.kind == node_kind::scan) {
+      if (n.args.size() != 1 || n.axes.size() != 1) throw value_error(where(i) + ": a scan takes one operand and one axis");
+      const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
+      if (a != n.shape || n.axes[0] < 0 || n.axes[0] >= int(n.shape.size()))
+        throw shape_error(where(i) + ": scan of shape " + detail::shape_str(a) + " along axis " +
+                          std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
     } else if (n.kind == node_kind::transpose) {
       if (n.args.size() != 1) throw value_error(where(i) + ": transpose takes one operand");
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;

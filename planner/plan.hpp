@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../runtime/matmul.hpp"
+#include "../scan/scan_kernel.hpp"
 #include "ir.hpp"
 #include "traffic.hpp"
 
@@ -58,6 +59,7 @@ enum class step_kind {
   gather_index,  // argmin/argmax over the split axis: allgather of (value, index) pairs
   matmul,        // a distributed product by the algorithm in `product`
   transpose,     // reverses the axes of the local block: split k becomes split ndim-1-k, nothing is sent
+  scan,          // cumsum/cumprod/cummax/cummin along an axis; along the split axis one exclusive scan of a slice
   to_host,       // GPU arrays: copies a value's local block from device to host memory (no network traffic)
   to_device,     // and from host to device memory
 };

@@ -1,0 +1,88 @@
+// Order-dependent operations (issue 17), 2 ranks, one BLAS thread per rank:
+// scans along the split axis against what a competent hand-written MPI code does
+// on the same local block, measured in the same run (median ratio of rounds):
+//   cumsum of 2^25 float64 split 0: a read pass for the local total, one
+//   MPI_Exscan of it, one pass writing the running sum from the carry (output
+//   buffer allocated once) -- the same passes ember's scan step makes;
+//   cumsum of a (2^15, 2^10) float64 matrix along its split axis 0 and along
+//   the local axis 1 against the same loops, written by hand.
+// Usage: bench_order [log2 n = 25] [rounds = 7]
+#include <string>
+
+#include <ember.hpp>
+
+#include "bench_util.hpp"
+
+namespace {
+
+// The hand-written scan of a (rows, cols) block along axis 0 (cols = 1: a
+// vector): totals, MPI_Exscan, then the running sum from the carry.
+void hand_cumsum_axis0(MPI_Comm comm, const double* x, double* y, std::int64_t rows, std::int64_t cols,
+                       std::vector<double>& tot, std::vector<double>& carry) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::fill(tot.begin(), tot.end(), 0.0);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) tot[std::size_t(j)] += x[i * cols + j];
+  MPI_Exscan(tot.data(), carry.data(), int(cols), MPI_DOUBLE, MPI_SUM, comm);
+  if (rank == 0) std::fill(carry.begin(), carry.end(), 0.0);
+  if (cols == 1) {
+    double acc = carry[0];
+    for (std::int64_t i = 0; i < rows; ++i) y[i] = acc += x[i];
+    return;
+  }
+  for (std::int64_t j = 0; j < cols; ++j) y[j] = carry[std::size_t(j)] + x[j];
+  for (std::int64_t i = 1; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) y[i * cols + j] = y[(i - 1) * cols + j] + x[i * cols + j];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ember::environment env(argc, argv);
+  const auto& w = ember::world();
+  const int rank = w.rank(), P = w.size();
+  MPI_Comm comm = MPI_COMM_WORLD;
+  const int lg = argc > 1 ? std::stoi(argv[1]) : 25;
+  const int reps = argc > 2 ? std::stoi(argv[2]) : 7;
+  const std::int64_t n = std::int64_t(1) << lg;
+  if (rank == 0) std::printf("ember order benchmarks: %d ranks, 2^%d float64, median ratio of %d rounds\n", P, lg, reps);
+
+  {  // 1-D cumsum along the split axis
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    ember::dndarray<double, 1> c = ember::cumsum(a, 0);
+    const std::int64_t local = a.lshape()[0];
+    auto y = ember::detail::allocate<double>(std::max<std::int64_t>(local, 1));
+    std::vector<double> tot(1), carry(1);
+    const auto [r, t] = bench::ratio_rounds(
+        comm, reps, [&] { hand_cumsum_axis0(comm, a.ldata(), y.get(), local, 1, tot, carry); },
+        [&] { c = ember::cumsum(a, 0); });
+    bench::report(rank, "cumsum 2^n float64 split 0 / local loop + MPI_Exscan", r, "<=", 1.2,
+                  "hand " + std::to_string(t) + " s, " + std::to_string(ember::explain(ember::cumsum(a, 0)).max_rank().bytes) + " B/rank planned");
+  }
+  {  // 2-D: along the split axis and along the local axis
+    const std::int64_t cols = 1024, rows = n / cols;
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 2>{rows, cols}, {.split = 0});
+    const std::int64_t lr = a.lshape()[0];
+    auto y = ember::detail::allocate<double>(std::max<std::int64_t>(lr * cols, 1));
+    std::vector<double> tot(std::size_t(cols)), carry(std::size_t(cols));
+    ember::dndarray<double, 2> c = ember::cumsum(a, 0);
+    const auto [r0, t0] = bench::ratio_rounds(
+        comm, reps, [&] { hand_cumsum_axis0(comm, a.ldata(), y.get(), lr, cols, tot, carry); },
+        [&] { c = ember::cumsum(a, 0); });
+    bench::report(rank, "cumsum (2^n/1024, 1024) along split axis 0 / loops + MPI_Exscan", r0, "<=", 1.2,
+                  "hand " + std::to_string(t0) + " s");
+    auto hand_axis1 = [&] {
+      const double* x = a.ldata();
+      for (std::int64_t i = 0; i < lr; ++i) {
+        double acc = 0;
+        for (std::int64_t j = 0; j < cols; ++j) y.get()[i * cols + j] = acc += x[i * cols + j];
+      }
+    };
+    c = ember::cumsum(a, 1);
+    const auto [r1, t1] = bench::ratio_rounds(comm, reps, hand_axis1, [&] { c = ember::cumsum(a, 1); });
+    bench::report(rank, "cumsum (2^n/1024, 1024) along local axis 1 / local loop", r1, "<=", 1.2,
+                  "hand " + std::to_string(t1) + " s");
+  }
+  return 0;
+}

@@ -1,0 +1,222 @@
+#include "scan_kernel.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <limits>
+#include <memory>
+#include <string>
+
+namespace ember {
+
+const char* name(scan_kind k) {
+  switch (k) {
+    case scan_kind::sum: return "cumsum";
+    case scan_kind::prod: return "cumprod";
+    case scan_kind::max: return "cummax";
+    case scan_kind::min: return "cummin";
+  }
+  return "?";
+}
+
+namespace {
+
+bool split_along(const layout& l, int axis) { return l.split() && *l.split() == axis && l.nranks() > 1; }
+
+// Elements of one slice: the global shape without `axis` (the same on every rank
+// when `axis` is split).
+std::int64_t slice_elems(const layout& l, int axis) {
+  std::int64_t n = 1;
+  for (int d = 0; d < l.ndim(); ++d)
+    if (d != axis) n *= l.shape()[std::size_t(d)];
+  return n;
+}
+
+template <class T>
+constexpr bool is_cplx = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+template <class T>
+T identity(scan_kind k) {
+  switch (k) {
+    case scan_kind::sum: return T(0);
+    case scan_kind::prod: return T(1);
+    case scan_kind::max:
+      if constexpr (is_cplx<T>) return T(0);
+      else if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+      else return std::numeric_limits<T>::lowest();
+    case scan_kind::min:
+      if constexpr (is_cplx<T>) return T(0);
+      else if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+      else return std::numeric_limits<T>::max();
+  }
+  return T(0);
+}
+
+// The combining functions, NaN-propagating for max and min (NumPy's maximum).
+template <class T>
+struct sum_f {
+  T operator()(T a, T b) const { return T(a + b); }
+};
+template <class T>
+struct prod_f {
+  T operator()(T a, T b) const { return T(a * b); }
+};
+template <class T>
+struct max_f {
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
+    else return a >= b ? a : b;
+  }
+};
+template <class T>
+struct min_f {
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
+    else return a <= b ? a : b;
+  }
+};
+
+// The block as (outer, n, inner): n along the axis, inner contiguous.
+struct block_shape {
+  std::int64_t outer = 1, n = 0, inner = 1;
+};
+block_shape shape_of(const layout& l, int axis, int rank) {
+  const index_vec ls = l.lshape(rank);
+  block_shape b;
+  b.n = ls[std::size_t(axis)];
+  for (int d = 0; d < axis; ++d) b.outer *= ls[std::size_t(d)];
+  for (int d = axis + 1; d < int(ls.size()); ++d) b.inner *= ls[std::size_t(d)];
+  return b;
+}
+
+// totals[o * inner + j] = f over i of in[(o * n + i) * inner + j] (identity when n == 0)
+template <class T, class F>
+void totals(const T* in, block_shape b, T id, T* t, F f) {
+  for (std::int64_t o = 0; o < b.outer; ++o) {
+    T* to = t + o * b.inner;
+    std::fill_n(to, b.inner, id);
+    for (std::int64_t i = 0; i < b.n; ++i) {
+      const T* row = in + (o * b.n + i) * b.inner;
+      for (std::int64_t j = 0; j < b.inner; ++j) to[j] = f(to[j], row[j]);
+    }
+  }
+}
+
+// out = scan of in along the axis, each line starting from carry (or from its
+// first element when carry is null).
+template <class T, class F>
+void scan_block(const T* in, T* out, block_shape b, const T* carry, F f) {
+  if (b.n == 0) return;
+  for (std::int64_t o = 0; o < b.outer; ++o) {
+    const T* src = in + o * b.n * b.inner;
+    T* dst = out + o * b.n * b.inner;
+    if (b.inner == 1) {  // along the last axis: one running value
+      T acc = carry ? f(carry[o], src[0]) : src[0];
+      dst[0] = acc;
+      for (std::int64_t i = 1; i < b.n; ++i) dst[i] = acc = f(acc, src[i]);
+      continue;
+    }
+    if (carry)
+      for (std::int64_t j = 0; j < b.inner; ++j) dst[j] = f(carry[o * b.inner + j], src[j]);
+    else
+      std::copy_n(src, b.inner, dst);
+    for (std::int64_t i = 1; i < b.n; ++i) {
+      const T* prev = dst + (i - 1) * b.inner;
+      const T* x = src + i * b.inner;
+      T* y = dst + i * b.inner;
+      for (std::int64_t j = 0; j < b.inner; ++j) y[j] = f(prev[j], x[j]);
+    }
+  }
+}
+
+// (bool: MPI defines only logical operations on MPI_C_BOOL; + and max are or,
+// * and min are and, as in NumPy's bool arithmetic)
+template <class T>
+reduce_op reduce_of(scan_kind k) {
+  if constexpr (std::is_same_v<T, bool>) return k == scan_kind::sum || k == scan_kind::max ? reduce_op::lor : reduce_op::land;
+  switch (k) {
+    case scan_kind::sum: return reduce_op::sum;
+    case scan_kind::prod: return reduce_op::prod;
+    case scan_kind::max: return reduce_op::max;
+    case scan_kind::min: return reduce_op::min;
+  }
+  return reduce_op::sum;
+}
+
+template <class T, class F>
+void run(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out, F f) {
+  const int r = comm.rank();
+  const block_shape b = shape_of(l, axis, r);
+  if (!split_along(l, axis)) return scan_block(in, out, b, static_cast<const T*>(nullptr), f);
+  // the carry: an exclusive scan of every rank's totals, in rank order
+  const std::int64_t s = slice_elems(l, axis);
+  // (arrays, not std::vector: vector<bool> has no data())
+  std::unique_ptr<T[]> t(new T[std::size_t(s)]), carry(new T[std::size_t(s)]);
+  std::fill_n(carry.get(), s, identity<T>(k));
+  totals(in, b, identity<T>(k), t.get(), f);
+  const std::int64_t step = detail::chunk_elems(sizeof(T));
+  for (std::int64_t off = 0; off < s; off += step) {
+    const std::int64_t c = std::min(step, s - off);
+    detail::check_mpi(MPI_Exscan(t.get() + off, carry.get() + off, int(c), detail::mpi_type<T>(),
+                                 detail::mpi_op_for<T>(reduce_of<T>(k)), comm.native()),
+                      "MPI_Exscan");
+    if (r + 1 < comm.size()) comm.count({c * std::int64_t(sizeof(T)), 1});
+  }
+  if (r == 0) std::fill_n(carry.get(), s, identity<T>(k));  // MPI leaves rank 0's undefined
+  scan_block(in, out, b, r == 0 ? nullptr : carry.get(), f);
+}
+
+}  // namespace
+
+traffic scan_traffic(const layout& l, int axis, std::int64_t elem, int rank) {
+  if (!split_along(l, axis) || rank + 1 >= l.nranks()) return {};
+  const std::int64_t s = slice_elems(l, axis), step = detail::chunk_elems(std::size_t(elem));
+  traffic t;
+  for (std::int64_t off = 0; off < s; off += step) t += {std::min(step, s - off) * elem, 1};
+  return t;
+}
+
+std::vector<traffic> scan_traffic_all(const layout& l, int axis, std::int64_t elem) {
+  std::vector<traffic> out(std::size_t(l.nranks()));
+  if (!split_along(l, axis)) return out;
+  const traffic t = scan_traffic(l, axis, elem, 0);
+  for (int r = 0; r + 1 < l.nranks(); ++r) out[std::size_t(r)] = t;
+  return out;
+}
+
+template <class T>
+void run_scan(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out) {
+  if (axis < 0 || axis >= l.ndim())
+    throw axis_error("ember::" + std::string(name(k)) + ": axis " + std::to_string(axis) + " is out of bounds for shape " +
+                     detail::shape_str(l.shape()));
+  switch (k) {
+    case scan_kind::sum: return run(k, l, axis, comm, in, out, sum_f<T>{});
+    case scan_kind::prod: return run(k, l, axis, comm, in, out, prod_f<T>{});
+    case scan_kind::max:
+    case scan_kind::min:
+      if constexpr (is_cplx<T>) {
+        throw type_error(std::string("ember::") + name(k) + ": complex numbers have no order here");
+      } else {
+        if (k == scan_kind::max) return run(k, l, axis, comm, in, out, max_f<T>{});
+        return run(k, l, axis, comm, in, out, min_f<T>{});
+      }
+  }
+}
+
+#define EMBER_SCAN(T) \
+  template void run_scan<T>(scan_kind, const layout&, int, const communicator&, const T*, T*);
+EMBER_SCAN(bool)
+EMBER_SCAN(float)
+EMBER_SCAN(double)
+EMBER_SCAN(std::int8_t)
+EMBER_SCAN(std::int16_t)
+EMBER_SCAN(std::int32_t)
+EMBER_SCAN(std::int64_t)
+EMBER_SCAN(std::uint8_t)
+EMBER_SCAN(std::uint16_t)
+EMBER_SCAN(std::uint32_t)
+EMBER_SCAN(std::uint64_t)
+EMBER_SCAN(std::complex<float>)
+EMBER_SCAN(std::complex<double>)
+#undef EMBER_SCAN
+
+}  // namespace ember

@@ -1,0 +1,240 @@
+// Scans (issue 17): cumsum, cumprod, cummax, cummin, cumulative_sum against a
+// serial scan of the gathered data, written out here: every axis of every
+// split, even and uneven blocks, ranks without rows, 1-4 ranks; NumPy's dtypes
+// (int32 and bool accumulate in int64, uint8 in uint64), integers exactly,
+// NaN and infinities; the plan's scan step, its predicted bytes (one slice per
+// rank but the last, along the split axis; none along a local axis) equal to
+// the counters; fusion before and after; axis=None; errors on every rank.
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+
+#include "common.hpp"
+
+namespace {
+
+using ember::split_axis;
+constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+template <class T, std::size_t N>
+ember::dndarray<T, int(N)> random_array(const std::array<std::int64_t, N>& shape, split_axis s, std::uint64_t seed) {
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  std::vector<test::host_t<T>> g(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(seed);
+  for (auto& x : g) {
+    const std::int64_t v = std::int64_t(rng() % 9) - 4;
+    if constexpr (std::is_same_v<T, bool>) x = (v > 0);
+    else if constexpr (ember::is_complex_v<T>) x = T(double(v) / 2, double(std::int64_t(rng() % 5) - 2) / 4);
+    else if constexpr (std::is_floating_point_v<T>) x = T(v) * T(0.375) + T(1);
+    else if constexpr (std::is_unsigned_v<T>) x = T(rng() % 7);
+    else x = T(v);
+  }
+  return ember::array(std::span<const T>(reinterpret_cast<const T*>(g.data()), g.size()), shape, {.split = s});
+}
+
+// The serial scan of row-major data of shape `shape` along `axis`, in order.
+template <class R, class T, class F>
+std::vector<R> serial_scan(const std::vector<T>& x, const std::vector<std::int64_t>& shape, int axis, F f) {
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = shape[std::size_t(axis)];
+  for (int d = 0; d < axis; ++d) outer *= shape[std::size_t(d)];
+  for (int d = axis + 1; d < int(shape.size()); ++d) inner *= shape[std::size_t(d)];
+  std::vector<R> out(x.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < inner; ++j) {
+      R acc{};
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::size_t at = std::size_t((o * n + i) * inner + j);
+        acc = i == 0 ? R(x[at]) : f(acc, R(x[at]));
+        out[at] = acc;
+      }
+    }
+  return out;
+}
+
+template <class R>
+bool near(const std::vector<R>& got, const std::vector<R>& want, double tol) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if constexpr (std::is_floating_point_v<R> || ember::is_complex_v<R>) {
+      const bool gn = std::isnan(std::abs(got[i])), wn = std::isnan(std::abs(want[i]));
+      if (gn || wn) {
+        if (gn != wn) return false;
+        continue;
+      }
+      if (std::isinf(std::abs(want[i]))) {
+        if (!(got[i] == want[i])) return false;
+        continue;
+      }
+      if (std::abs(got[i] - want[i]) > tol * (1 + std::abs(want[i]))) return false;
+    } else if (got[i] != want[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool trace_matches() {
+  for (const auto& s : ember::last_trace())
+    if (!(s.predicted == s.measured)) return false;
+  return !ember::last_trace().empty();
+}
+
+// Every scan, axis and split of one array against the serial scans.
+template <class T, std::size_t N>
+void every_scan(const std::array<std::int64_t, N>& shape, std::uint64_t seed) {
+  using S = ember::detail::accumulate_t<T>;
+  std::vector<split_axis> splits{split_axis{}};
+  for (int d = 0; d < int(N); ++d) splits.push_back(split_axis{d});
+  const std::vector<std::int64_t> sh(shape.begin(), shape.end());
+  const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  for (auto sp : splits)
+    for (const bool uneven : {false, true})
+      for (int axis = -int(N); axis < int(N); ++axis) {
+        INFO("shape " << ember::detail::shape_str(shape) << " split " << (sp ? *sp : -1) << " uneven " << uneven
+                      << " axis " << axis << " dtype " << ember::dtype_name<T>());
+        auto a = random_array<T>(shape, sp, seed);
+        if (uneven) test::unbalance(a);
+        const auto g = test::gathered(a);
+        const int ax = axis < 0 ? axis + int(N) : axis;
+        auto cs = ember::eval(ember::cumsum(a, axis));
+        static_assert(std::is_same_v<typename decltype(cs)::value_type, S>);
+        REQUIRE(test::all_ranks(trace_matches()));
+        REQUIRE(test::all_ranks(near(test::gathered(cs), serial_scan<S>(g, sh, ax, [](S x, S y) { return S(x + y); }), tol)));
+        if constexpr (!std::is_same_v<T, bool>) {
+          auto cp = ember::eval(ember::cumprod(a, axis));
+          REQUIRE(test::all_ranks(trace_matches()));
+          REQUIRE(test::all_ranks(near(test::gathered(cp), serial_scan<S>(g, sh, ax, [](S x, S y) { return S(x * y); }), tol)));
+        }
+        if constexpr (!ember::is_complex_v<T>) {
+          using H = test::host_t<T>;
+          auto mx = ember::eval(ember::cummax(a, axis));
+          auto mn = ember::eval(ember::cummin(a, axis));
+          static_assert(std::is_same_v<typename decltype(mx)::value_type, T>);
+          auto fmax = [](H x, H y) { return (x != x || x >= y) ? x : y; };
+          auto fmin = [](H x, H y) { return (x != x || x <= y) ? x : y; };
+          REQUIRE(test::all_ranks(near(test::gathered(mx), serial_scan<H>(g, sh, ax, fmax), 0)));
+          REQUIRE(test::all_ranks(near(test::gathered(mn), serial_scan<H>(g, sh, ax, fmin), 0)));
+        }
+        // the plan: one scan step, bytes only along the split axis
+        const auto p = ember::explain(ember::cumsum(a, axis));
+        int scans = 0;
+        for (const auto& s : p.steps) scans += s.kind == ember::planner::step_kind::scan;
+        REQUIRE(scans == 1);
+        if (!(sp && *sp == ax)) REQUIRE(p.total().bytes == 0);
+      }
+}
+
+}  // namespace
+
+TEST_CASE("cumsum, cumprod, cummax, cummin equal the serial scan on every axis and split", "[scan]") {
+  using A1 = std::array<std::int64_t, 1>;
+  using A2 = std::array<std::int64_t, 2>;
+  using A3 = std::array<std::int64_t, 3>;
+  every_scan<double>(A1{29}, 1);
+  every_scan<double>(A2{7, 5}, 2);
+  every_scan<std::int64_t>(A2{9, 4}, 3);
+  every_scan<std::int32_t>(A3{3, 5, 4}, 4);  // -> int64
+  every_scan<float>(A2{6, 3}, 5);
+  every_scan<std::uint8_t>(A2{5, 6}, 6);  // -> uint64
+  every_scan<bool>(A2{6, 5}, 7);  // cumsum -> int64 (counts)
+  every_scan<std::complex<double>>(A2{5, 4}, 8);
+  every_scan<double>(A2{3, 5}, 9);  // at 4 ranks one rank has no rows
+  every_scan<double>(A2{0, 4}, 10);  // empty
+}
+
+TEST_CASE("scans follow NumPy on NaN, infinities and integer overflow", "[scan]") {
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    const std::vector<double> v{1.0, qnan, 2.0, -inf, 5.0, inf, 0.5, -1.0, 3.0};
+    auto x = ember::array(std::span<const double>(v), std::array<std::int64_t, 1>{9}, {.split = sp});
+    auto mx = test::gathered(ember::eval(ember::cummax(x, 0)));
+    auto mn = test::gathered(ember::eval(ember::cummin(x, 0)));
+    auto cs = test::gathered(ember::eval(ember::cumsum(x, 0)));
+    bool ok = mx[0] == 1.0 && mn[0] == 1.0 && cs[0] == 1.0;
+    for (int i = 1; i < 9; ++i) ok = ok && std::isnan(mx[std::size_t(i)]) && std::isnan(mn[std::size_t(i)]) && std::isnan(cs[std::size_t(i)]);
+    REQUIRE(test::all_ranks(ok));  // NaN propagates, as np.maximum.accumulate
+    const std::vector<double> w{1.0, -inf, 2.0, inf, -3.0};
+    auto y = ember::array(std::span<const double>(w), std::array<std::int64_t, 1>{5}, {.split = sp});
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cummax(y, 0))) == std::vector<double>{1, 1, 2, inf, inf}));
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cummin(y, 0))) == std::vector<double>{1, -inf, -inf, -inf, -inf}));
+    auto cy = test::gathered(ember::eval(ember::cumsum(y, 0)));
+    REQUIRE(test::all_ranks(cy[0] == 1 && cy[1] == -inf && cy[2] == -inf && std::isnan(cy[3]) && std::isnan(cy[4])));
+    // int64 overflow wraps as in NumPy
+    constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+    const std::vector<std::int64_t> iv{hi, 1, 1, -3};
+    auto z = ember::array(std::span<const std::int64_t>(iv), std::array<std::int64_t, 1>{4}, {.split = sp});
+    const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cumsum(z, 0))) == std::vector<std::int64_t>{hi, lo, lo + 1, hi - 1}));
+  }
+}
+
+TEST_CASE("a scan is a plan step: exact bytes along the split axis, fused before and after", "[scan][planner]") {
+  const int P = ember::world().size();
+  auto a = random_array<double>(std::array<std::int64_t, 2>{11, 6}, 0, 21);
+  test::unbalance(a);
+  const auto p = ember::explain(ember::cumsum(a, 0));
+  INFO(p.to_string());
+  // one slice (6 doubles) from every rank but the last
+  REQUIRE(p.total().bytes == 6 * 8 * (P - 1));
+  REQUIRE(p.to_string().find("cumsum") != std::string::npos);
+  // along the local axis: nothing
+  REQUIRE(ember::explain(ember::cumsum(a, 1)).total().bytes == 0);
+  // fusion: x * x in one pass before the scan, / 2 + 1 in one pass after
+  using K = ember::planner::step_kind;
+  const auto pf = ember::explain(ember::cumsum(a * a, 0) / 2.0 + 1.0);
+  int kernels = 0, scans = 0, moves = 0;
+  for (const auto& s : pf.steps) {
+    kernels += s.kind == K::fused_kernel;
+    scans += s.kind == K::scan;
+    moves += ember::planner::is_move(s.kind);
+  }
+  REQUIRE(scans == 1);
+  REQUIRE(kernels == 2);
+  REQUIRE(moves == 0);
+  ember::dndarray<double, 2> r = ember::cumsum(a * a, 0) / 2.0 + 1.0;
+  REQUIRE(test::all_ranks(trace_matches()));
+  auto g = test::gathered(a);
+  for (auto& v : g) v = v * v;
+  auto want = serial_scan<double>(g, {11, 6}, 0, [](double x, double y) { return x + y; });
+  for (auto& v : want) v = v / 2.0 + 1.0;
+  REQUIRE(test::all_ranks(near(test::gathered(r), want, 1e-12)));
+  // plan_for at scale: one slice of 64 doubles per rank but the last
+  auto big = ember::dndarray<double, 2>(ember::layout::balanced({1 << 20, 64}, 0, P), ember::world(),
+                                        std::shared_ptr<double[]>());
+  const auto ps = ember::plan_for(ember::cumsum(big, 0), 4096);
+  REQUIRE(ps.max_rank().bytes == 64 * 8);
+}
+
+TEST_CASE("axis=None scans the flattened array; cumulative_sum is NumPy 2's spelling", "[scan]") {
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}}) {
+    auto a = random_array<std::int64_t>(std::array<std::int64_t, 2>{7, 3}, sp, 31);
+    auto flat = ember::eval(ember::cumsum(a));
+    static_assert(decltype(flat)::ndim_v == 1);
+    REQUIRE(flat.shape()[0] == 21);
+    const auto g = test::gathered(a);
+    REQUIRE(test::all_ranks(test::gathered(flat) ==
+                            serial_scan<std::int64_t>(g, {21}, 0, [](std::int64_t x, std::int64_t y) { return x + y; })));
+    auto c2 = ember::eval(ember::cumulative_sum(a, 1));
+    REQUIRE(test::all_ranks(test::gathered(c2) == test::gathered(ember::eval(ember::cumsum(a, 1)))));
+    auto v = random_array<std::int64_t>(std::array<std::int64_t, 1>{13}, sp ? split_axis{0} : split_axis{}, 32);
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cumulative_prod(v))) ==
+                            test::gathered(ember::eval(ember::cumprod(v, 0)))));
+  }
+}
+
+TEST_CASE("a bad scan axis raises on every rank", "[scan][errors]") {
+  auto a = random_array<double>(std::array<std::int64_t, 2>{4, 3}, 0, 1);
+  std::string what;
+  try {
+    (void)ember::cumsum(a, 2);
+  } catch (const ember::axis_error& e) {
+    what = e.what();
+  }
+  REQUIRE(what.find("axis 2") != std::string::npos);
+  REQUIRE(what.find("cumsum") != std::string::npos);
+  REQUIRE_THROWS_AS(ember::cummax(a, -3), ember::axis_error);
+  REQUIRE(test::all_ranks(true));
+}
