@@ -37,6 +37,7 @@
 #include "indexing/indexing.hpp"
 #include "shape/shape.hpp"
 #include "scan/scan.hpp"
+#include "sorting/sort.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "dsl/methods.hpp"

@@ -1,0 +1,266 @@
+#include "sample_sort.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "../runtime/exchange.hpp"
+
+namespace ember {
+
+namespace {
+
+// NumPy's order: NaN after everything (and equal to NaN).
+template <class T>
+bool less_nan_last(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
+  else return a < b;
+}
+template <class T>
+struct order {
+  bool descending = false;
+  bool operator()(const T& a, const T& b) const { return descending ? less_nan_last(b, a) : less_nan_last(a, b); }
+};
+
+// An element with what makes it unique: its global index (argsort) or its
+// position in the concatenation of the locally sorted blocks (sort).
+template <class T>
+struct keyed {
+  T v;
+  std::int64_t tie;
+};
+template <class T>
+struct keyed_order {
+  order<T> o;
+  bool operator()(const keyed<T>& a, const keyed<T>& b) const {
+    if (o(a.v, b.v)) return true;
+    if (o(b.v, a.v)) return false;
+    return a.tie < b.tie;
+  }
+};
+
+// One MPI datatype of `bytes` contiguous bytes, so that counts are elements.
+struct byte_type {
+  MPI_Datatype t{};
+  explicit byte_type(std::size_t bytes) {
+    detail::check_mpi(MPI_Type_contiguous(int(bytes), MPI_BYTE, &t), "MPI_Type_contiguous");
+    detail::check_mpi(MPI_Type_commit(&t), "MPI_Type_commit");
+  }
+  ~byte_type() { MPI_Type_free(&t); }
+};
+
+int as_int(std::int64_t v, const char* what) {
+  if (v > INT_MAX)
+    throw value_error(std::string("ember::sort: ") + what + " of " + std::to_string(v) +
+                      " elements exceeds MPI's int counts; sort over more ranks");
+  return int(v);
+}
+
+// Merges the sorted runs [bounds[i], bounds[i+1]) of v in place, pairwise.
+template <class E, class Less>
+void merge_runs(std::vector<E>& v, std::vector<std::int64_t> bounds, Less less) {
+  while (bounds.size() > 2) {
+    std::vector<std::int64_t> next{bounds[0]};
+    for (std::size_t i = 0; i + 2 < bounds.size(); i += 2) {
+      std::inplace_merge(v.begin() + bounds[i], v.begin() + bounds[i + 1], v.begin() + bounds[i + 2], less);
+      next.push_back(bounds[i + 2]);
+    }
+    if (bounds.size() % 2 == 0) next.push_back(bounds.back());
+    bounds = std::move(next);
+  }
+}
+
+// Steps 2-4 on locally sorted elements `e`: `key_at(i)` is element i's unique
+// key (keyed<T>), `kless` orders keys, `eless` elements (the merge). Returns this
+// rank's part of the balanced result, in order.
+template <class T, class E, class KeyAt, class ELess>
+std::vector<E> distribute_sorted(const layout& l, const communicator& comm, std::vector<E>& e, KeyAt key_at,
+                                 const keyed_order<T>& kless, ELess eless) {
+  const int P = comm.size(), r = comm.rank();
+  const std::int64_t n = std::int64_t(e.size());
+  // regular samples, oversampled 16x: every rank knows every block's size, so
+  // the sample counts need no message
+  const std::int64_t per = 16 * std::int64_t(P);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
+  std::int64_t total = 0;
+  for (int q = 0; q < P; ++q) {
+    counts[static_cast<std::size_t>(q)] = std::min(per, l.local_size(q));
+    displs[static_cast<std::size_t>(q)] = total;
+    total += counts[static_cast<std::size_t>(q)];
+  }
+  std::vector<keyed<T>> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(r)])), samples(static_cast<std::size_t>(total));
+  for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = key_at((std::int64_t(j) * n) / std::int64_t(mine.size()));
+  comm.allgatherv_bytes(mine.data(), std::int64_t(mine.size()), samples.data(), counts, displs, sizeof(keyed<T>));
+  std::sort(samples.begin(), samples.end(), kless);
+  // P - 1 splitters; rank q receives the keys in [splitter q-1, splitter q)
+  std::vector<std::int64_t> scount(static_cast<std::size_t>(P)), rcount(static_cast<std::size_t>(P));
+  std::int64_t lo = 0;
+  for (int q = 0; q < P; ++q) {
+    std::int64_t hi = n;
+    if (q + 1 < P) {
+      hi = lo;
+      if (total > 0) {  // the first position whose key is not below the splitter
+        const keyed<T>& s = samples[static_cast<std::size_t>(((q + 1) * total) / P)];
+        std::int64_t a = lo, b = n;
+        while (a < b) {
+          const std::int64_t mid = a + (b - a) / 2;
+          if (kless(key_at(mid), s)) a = mid + 1;
+          else b = mid;
+        }
+        hi = a;
+      }
+    }
+    scount[static_cast<std::size_t>(q)] = hi - lo;
+    lo = hi;
+  }
+  byte_type et(sizeof(E));
+  detail::check_mpi(MPI_Alltoall(scount.data(), 1, MPI_INT64_T, rcount.data(), 1, MPI_INT64_T, comm.native()), "MPI_Alltoall");
+  comm.count({std::int64_t(P - 1) * 8, P - 1});
+  std::vector<int> sc(static_cast<std::size_t>(P)), sd(static_cast<std::size_t>(P)), rc(static_cast<std::size_t>(P)), rd(static_cast<std::size_t>(P));
+  std::int64_t so = 0, ro = 0;
+  traffic sent;
+  std::vector<std::int64_t> bounds{0};
+  for (int q = 0; q < P; ++q) {
+    sc[static_cast<std::size_t>(q)] = as_int(scount[static_cast<std::size_t>(q)], "a send");
+    rc[static_cast<std::size_t>(q)] = as_int(rcount[static_cast<std::size_t>(q)], "a receive");
+    sd[static_cast<std::size_t>(q)] = as_int(so, "a send offset");
+    rd[static_cast<std::size_t>(q)] = as_int(ro, "a receive offset");
+    so += scount[static_cast<std::size_t>(q)];
+    ro += rcount[static_cast<std::size_t>(q)];
+    bounds.push_back(ro);
+    if (q != r && scount[static_cast<std::size_t>(q)] > 0) sent += {scount[static_cast<std::size_t>(q)] * std::int64_t(sizeof(E)), 1};
+  }
+  std::vector<E> got(static_cast<std::size_t>(ro));
+  detail::check_mpi(MPI_Alltoallv(e.data(), sc.data(), sd.data(), et.t, got.data(), rc.data(), rd.data(), et.t,
+                                  comm.native()),
+                    "MPI_Alltoallv");
+  comm.count(sent);
+  std::vector<E>().swap(e);  // the input's memory back before the merge
+  merge_runs(got, bounds, eless);
+  // to the balanced layout: only what the splitters left unbalanced moves
+  const index_vec have = comm.allgather(std::int64_t(got.size()));
+  const layout from(l.shape(), 0, have), to = layout::balanced(l.shape(), 0, P);
+  if (from == to) return got;
+  std::vector<E> out(static_cast<std::size_t>(to.local_size(r)));
+  exchange(from, to, r, sizeof(E)).run(comm, got.data(), out.data());
+  return out;
+}
+
+template <class T>
+void sort_local_impl(const index_vec& lshape, int axis, const T* in, T* out, std::int64_t* index_out,
+                     const sort_options& o);
+
+template <class T>
+void sort_vector_impl(const layout& l, const communicator& comm, const T* in, T* out, std::int64_t* index_out,
+                      const sort_options& o) {
+  if (l.ndim() != 1) throw shape_error("ember::sort: sort_vector takes a 1-D layout, got shape " + detail::shape_str(l.shape()));
+  const int r = comm.rank();
+  const std::int64_t n = l.local_size(r);
+  const order<T> ord{o.descending};
+  const bool distributed = l.split() && comm.size() > 1;
+  if (!distributed) {
+    const index_vec shape{n};
+    return sort_local_impl(shape, 0, in, out, index_out, o);
+  }
+  const std::int64_t off = l.offset(r);
+  const keyed_order<T> kord{ord};
+  if (index_out) {
+    // (value, global index): stable on every rank, and unique
+    std::vector<keyed<T>> e(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {in[i], off + i};
+    std::stable_sort(e.begin(), e.end(), [&](const keyed<T>& a, const keyed<T>& b) { return ord(a.v, b.v); });
+    auto res = distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord);
+    for (std::size_t i = 0; i < res.size(); ++i) {
+      out[i] = res[i].v;
+      index_out[i] = res[i].tie;
+    }
+    return;
+  }
+  // values only: equal values are told apart by their position in the
+  // concatenated sorted blocks, for the splitters only; the values travel alone
+  std::vector<T> e(in, in + n);
+  std::sort(e.begin(), e.end(), ord);
+  auto res = distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return keyed<T>{e[static_cast<std::size_t>(i)], off + i}; }, kord, ord);
+  std::copy(res.begin(), res.end(), out);
+}
+
+template <class T>
+void sort_local_impl(const index_vec& lshape, int axis, const T* in, T* out, std::int64_t* index_out,
+                     const sort_options& o) {
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = lshape.empty() ? 1 : lshape[static_cast<std::size_t>(axis)];
+  for (int d = 0; d < axis; ++d) outer *= lshape[static_cast<std::size_t>(d)];
+  for (int d = axis + 1; d < int(lshape.size()); ++d) inner *= lshape[static_cast<std::size_t>(d)];
+  const order<T> ord{o.descending};
+  std::vector<T> line(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> idx(index_out ? static_cast<std::size_t>(n) : 0);
+  for (std::int64_t b = 0; b < outer; ++b)
+    for (std::int64_t j = 0; j < inner; ++j) {
+      const std::int64_t base = b * n * inner + j;
+      if (!index_out) {
+        if (inner == 1) {
+          if (out != in) std::copy_n(in + base, n, out + base);
+          if (o.stable) std::stable_sort(out + base, out + base + n, ord);
+          else std::sort(out + base, out + base + n, ord);
+          continue;
+        }
+        for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = in[base + i * inner];
+        if (o.stable) std::stable_sort(line.begin(), line.end(), ord);
+        else std::sort(line.begin(), line.end(), ord);
+        for (std::int64_t i = 0; i < n; ++i) out[base + i * inner] = line[static_cast<std::size_t>(i)];
+        continue;
+      }
+      for (std::int64_t i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i;
+      // argsort: always stable (ties by index), so every rank agrees
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](std::int64_t a, std::int64_t c) { return ord(in[base + a * inner], in[base + c * inner]); });
+      for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = in[base + idx[static_cast<std::size_t>(i)] * inner];
+      for (std::int64_t i = 0; i < n; ++i) {
+        out[base + i * inner] = line[static_cast<std::size_t>(i)];
+        index_out[base + i * inner] = idx[static_cast<std::size_t>(i)];
+      }
+    }
+}
+
+}  // namespace
+
+// (bool is stored as one byte 0 or 1 and sorts as uint8: vector<bool> packs bits)
+template <class T>
+void sort_vector(const layout& l, const communicator& comm, const T* in, T* out, std::int64_t* index_out,
+                 const sort_options& o) {
+  if constexpr (std::is_same_v<T, bool>)
+    sort_vector_impl<std::uint8_t>(l, comm, reinterpret_cast<const std::uint8_t*>(in),
+                                   reinterpret_cast<std::uint8_t*>(out), index_out, o);
+  else
+    sort_vector_impl<T>(l, comm, in, out, index_out, o);
+}
+template <class T>
+void sort_local(const index_vec& lshape, int axis, const T* in, T* out, std::int64_t* index_out,
+                const sort_options& o) {
+  if constexpr (std::is_same_v<T, bool>)
+    sort_local_impl<std::uint8_t>(lshape, axis, reinterpret_cast<const std::uint8_t*>(in),
+                                  reinterpret_cast<std::uint8_t*>(out), index_out, o);
+  else
+    sort_local_impl<T>(lshape, axis, in, out, index_out, o);
+}
+
+#define EMBER_SORT(T)                                                                                              \
+  template void sort_vector<T>(const layout&, const communicator&, const T*, T*, std::int64_t*, const sort_options&); \
+  template void sort_local<T>(const index_vec&, int, const T*, T*, std::int64_t*, const sort_options&);
+EMBER_SORT(bool)
+EMBER_SORT(float)
+EMBER_SORT(double)
+EMBER_SORT(std::int8_t)
+EMBER_SORT(std::int16_t)
+EMBER_SORT(std::int32_t)
+EMBER_SORT(std::int64_t)
+EMBER_SORT(std::uint8_t)
+EMBER_SORT(std::uint16_t)
+EMBER_SORT(std::uint32_t)
+EMBER_SORT(std::uint64_t)
+#undef EMBER_SORT
+
+}  // namespace ember

@@ -1,0 +1,173 @@
+// Sorting (issue 17): sort and argsort against std::sort / std::stable_sort of
+// the gathered data: a split vector by the sample sort (random, all equal,
+// already sorted, reverse sorted, few distinct values, NaN and +-inf, uneven
+// blocks and ranks without elements, 1-4 ranks), balanced results, global
+// stable argsort indices, descending order; N-D arrays along every axis of
+// every split; errors on every rank.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "common.hpp"
+
+namespace {
+
+using ember::split_axis;
+constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+template <class T>
+bool less_nan_last(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return a < b || (!std::isnan(a) && std::isnan(b));
+  else return a < b;
+}
+
+// Bitwise equality with NaN == NaN.
+template <class T>
+bool same_values(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    }
+    if (!(a[i] == b[i])) return false;
+  }
+  return true;
+}
+
+template <class T>
+std::vector<test::host_t<T>> data_of(const std::string& kind, std::int64_t n, std::uint64_t seed) {
+  std::vector<test::host_t<T>> v(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(seed);
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto& x = v[static_cast<std::size_t>(i)];
+    if (kind == "random") x = test::host_t<T>(std::int64_t(rng() % 2001) - 1000);
+    else if (kind == "equal") x = test::host_t<T>(3);
+    else if (kind == "sorted") x = test::host_t<T>(i / 2);
+    else if (kind == "reversed") x = test::host_t<T>(n - i);
+    else x = test::host_t<T>(rng() % 3);  // few distinct values
+    if constexpr (std::is_same_v<T, bool>) x = rng() % 2;
+  }
+  return v;
+}
+
+template <class T>
+void check_vector(const std::vector<test::host_t<T>>& g, split_axis sp, bool uneven, const ember::sort_options& o) {
+  const std::int64_t n = std::int64_t(g.size());
+  auto x = ember::array(std::span<const T>(reinterpret_cast<const T*>(g.data()), g.size()), std::array<std::int64_t, 1>{n},
+                        {.split = sp});
+  if (uneven) test::unbalance(x);
+  auto s = ember::sort(x, -1, o);
+  auto want = g;
+  auto ord = [&](test::host_t<T> a, test::host_t<T> b) {
+    return o.descending ? less_nan_last<test::host_t<T>>(b, a) : less_nan_last<test::host_t<T>>(a, b);
+  };
+  std::stable_sort(want.begin(), want.end(), ord);
+  REQUIRE(test::all_ranks(same_values(test::gathered(s), want)));
+  if (sp) REQUIRE(s.is_balanced());
+  auto i = ember::argsort(x, 0, o);
+  static_assert(std::is_same_v<typename decltype(i)::value_type, std::int64_t>);
+  std::vector<std::int64_t> wi(g.size());
+  std::iota(wi.begin(), wi.end(), 0);
+  std::stable_sort(wi.begin(), wi.end(), [&](std::int64_t a, std::int64_t b) {
+    return ord(g[static_cast<std::size_t>(a)], g[static_cast<std::size_t>(b)]);
+  });
+  REQUIRE(test::all_ranks(test::gathered(i) == wi));  // global, stable
+}
+
+}  // namespace
+
+TEST_CASE("sort and argsort of a vector equal std::stable_sort of the gathered data", "[sort]") {
+  const int P = ember::world().size();
+  for (const std::string kind : {"random", "equal", "sorted", "reversed", "few"})
+    for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(3), std::int64_t(37), std::int64_t(1000)})
+      for (auto sp : {split_axis{0}, split_axis{}})
+        for (const bool uneven : {false, true})
+          for (const bool desc : {false, true}) {
+            INFO(kind << " n " << n << " split " << (sp ? 0 : -1) << " uneven " << uneven << " descending " << desc
+                      << " ranks " << P);
+            const ember::sort_options o{.stable = false, .descending = desc};
+            check_vector<double>(data_of<double>(kind, n, 7 + std::uint64_t(n)), sp, uneven, o);
+            check_vector<std::int64_t>(data_of<std::int64_t>(kind, n, 9), sp, uneven, o);
+            if (n == 1000) {
+              check_vector<float>(data_of<float>(kind, n, 11), sp, uneven, o);
+              check_vector<std::int32_t>(data_of<std::int32_t>(kind, n, 12), sp, uneven, o);
+              check_vector<bool>(data_of<bool>(kind, n, 13), sp, uneven, o);
+            }
+          }
+}
+
+TEST_CASE("NaN sorts last and infinities in place, as in NumPy", "[sort]") {
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    const std::vector<double> v{3.0, qnan, -inf, 0.0, inf, qnan, -1.0, 2.0, -0.5, 7.0, qnan};
+    check_vector<double>(v, sp, false, {});
+    check_vector<double>(v, sp, true, {.descending = true});
+    auto x = ember::array(std::span<const double>(v), std::array<std::int64_t, 1>{11}, {.split = sp});
+    const auto s = test::gathered(ember::sort(x));
+    REQUIRE(test::all_ranks(s[0] == -inf && s[7] == inf && std::isnan(s[8]) && std::isnan(s[10])));
+  }
+}
+
+TEST_CASE("sort and argsort of N-D arrays along every axis of every split", "[sort]") {
+  const std::int64_t r = 7, c = 5;
+  std::vector<double> g(static_cast<std::size_t>(r * c));
+  std::mt19937_64 rng(3);
+  for (auto& x : g) x = double(std::int64_t(rng() % 11) - 5);
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}})
+    for (int axis : {0, 1, -1}) {
+      INFO("split " << (sp ? *sp : -1) << " axis " << axis);
+      auto x = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
+      test::unbalance(x);
+      const int ax = axis < 0 ? axis + 2 : axis;
+      auto s = ember::sort(x, axis);
+      auto i = ember::argsort(x, axis);
+      const auto sg = test::gathered(s);
+      const auto ig = test::gathered(i);
+      bool ok = true;
+      const std::int64_t lines = ax == 0 ? c : r, len = ax == 0 ? r : c;
+      for (std::int64_t l = 0; l < lines; ++l) {
+        auto at = [&](std::int64_t k) { return static_cast<std::size_t>(ax == 0 ? k * c + l : l * c + k); };
+        std::vector<double> line;
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(len));
+        for (std::int64_t k = 0; k < len; ++k) line.push_back(g[at(k)]);
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) {
+          return line[static_cast<std::size_t>(a)] < line[static_cast<std::size_t>(b)];
+        });
+        for (std::int64_t k = 0; k < len; ++k) {
+          ok = ok && ig[at(k)] == idx[static_cast<std::size_t>(k)];
+          ok = ok && sg[at(k)] == line[static_cast<std::size_t>(idx[static_cast<std::size_t>(k)])];
+        }
+      }
+      REQUIRE(test::all_ranks(ok));
+      // sorting along the split axis of a 2-D array leaves it split along the other axis
+      if (sp && *sp == ax && ember::world().size() > 1) REQUIRE(s.split() == split_axis{1 - ax});
+      // an expression operand is evaluated first
+      auto e = ember::sort(x * -1.0, axis);
+      const auto eg = test::gathered(e);
+      REQUIRE(test::all_ranks(eg.size() == sg.size()));
+    }
+}
+
+TEST_CASE("the sample sort keeps memory near the block and sends at most the data", "[sort]") {
+  const int P = ember::world().size();
+  const std::int64_t n = 200000;
+  auto x = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+  const auto before = ember::world().sent();
+  auto s = ember::sort(x);
+  const auto sent = ember::world().sent() - before;
+  // the data once (all-to-all), the samples, counts and the rebalance: under 2x the block
+  REQUIRE(test::all_ranks(sent.bytes <= 2 * (n / P + 1) * 8 + 64 * P * P * 16));
+  REQUIRE(s.is_balanced());
+  const auto sg = test::gathered(s);
+  REQUIRE(test::all_ranks(std::is_sorted(sg.begin(), sg.end())));
+}
+
+TEST_CASE("a bad sort axis raises on every rank", "[sort][errors]") {
+  auto x = ember::zeros<double>({4, 3}, {.split = 0});
+  REQUIRE_THROWS_AS(ember::sort(x, 2), ember::axis_error);
+  REQUIRE_THROWS_AS(ember::argsort(x, -3), ember::axis_error);
+  REQUIRE(test::all_ranks(true));
+}
