@@ -6,8 +6,12 @@
 //   buffer allocated once) -- the same passes ember's scan step makes;
 //   cumsum of a (2^15, 2^10) float64 matrix along its split axis 0 and along
 //   the local axis 1 against the same loops, written by hand.
+//   sort / argsort of 2^25 float64 split 0 (random, already sorted) against a
+//   local std::sort of the block plus one MPI_Alltoallv of all of it.
 // Usage: bench_order [log2 n = 25] [rounds = 7]
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <ember.hpp>
 
@@ -83,6 +87,44 @@ int main(int argc, char** argv) {
     const auto [r1, t1] = bench::ratio_rounds(comm, reps, hand_axis1, [&] { c = ember::cumsum(a, 1); });
     bench::report(rank, "cumsum (2^n/1024, 1024) along local axis 1 / local loop", r1, "<=", 1.2,
                   "hand " + std::to_string(t1) + " s");
+  }
+  // sort of 2^n float64 split 0, uniformly random and already sorted, against a
+  // local std::sort of the block plus one MPI_Alltoallv of all of it (buffers
+  // allocated once; the copy into the sort buffer is in both); argsort against
+  // the same baseline. Peak RSS after the sorts against the block.
+  for (const bool presorted : {false, true}) {
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    if (presorted) a = ember::sort(a);
+    const std::int64_t local = a.lshape()[0];
+    std::vector<double> buf(std::size_t(local)), recv(std::size_t(local) + std::size_t(P));
+    std::vector<int> sc(std::size_t(P)), sd(std::size_t(P));
+    for (int q = 0; q < P; ++q) {
+      sd[std::size_t(q)] = int((local * q) / P);
+      sc[std::size_t(q)] = int((local * (q + 1)) / P) - sd[std::size_t(q)];
+    }
+    std::vector<int> rc(std::size_t(P)), rd(std::size_t(P));
+    MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, comm);
+    for (int q = 1; q < P; ++q) rd[std::size_t(q)] = rd[std::size_t(q - 1)] + rc[std::size_t(q - 1)];
+    auto hand = [&] {
+      std::copy_n(a.ldata(), local, buf.begin());
+      std::sort(buf.begin(), buf.end());
+      MPI_Alltoallv(buf.data(), sc.data(), sd.data(), MPI_DOUBLE, recv.data(), rc.data(), rd.data(), MPI_DOUBLE, comm);
+    };
+    bench::reset_peak_rss();
+    const long long rss0 = bench::current_rss();
+    ember::dndarray<double, 1> s = ember::sort(a);
+    ember::dndarray<std::int64_t, 1> ix = ember::argsort(a);
+    const long long peak = bench::peak_rss() - rss0;
+    const std::string what = std::string(presorted ? "already sorted" : "random");
+    const auto [r1, t1] = bench::ratio_rounds(comm, reps, hand, [&] { s = ember::sort(a); });
+    bench::report(rank, ("sort 2^n float64 split 0, " + what + " / local std::sort + MPI_Alltoallv").c_str(), r1, "<=", 1.3,
+                  "hand " + std::to_string(t1) + " s");
+    const auto [r2, t2] = bench::ratio_rounds(comm, reps, hand, [&] { ix = ember::argsort(a); });
+    bench::report(rank, ("argsort 2^n float64 split 0, " + what + " / local std::sort + MPI_Alltoallv").c_str(), r2, "<=", 1.6,
+                  "hand " + std::to_string(t2) + " s");
+    if (rank == 0)
+      std::printf("  peak RSS growth while sorting and argsorting: %.2f x the block (%lld MiB)\n",
+                  double(peak) / double(local * 8), peak >> 20);
   }
   return 0;
 }
