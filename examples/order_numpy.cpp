@@ -1,4 +1,4 @@
-// NumPy's scans, ported line by line: NumPy runs the same program on the same
+// NumPy's scans, sorts and order statistics, ported line by line: NumPy runs the same program on the same
 // .npy input and compares every result (bit for bit where the order of the
 // additions is NumPy's; to 1e-12 where a split axis adds each rank's carry first).
 //
@@ -10,10 +10,17 @@
 //   g = np.cumprod(1 + x / 10, axis=0)       # growth factors
 //   hi = np.maximum.accumulate(x, axis=0); lo = np.minimum.accumulate(x, axis=1)
 //   k = np.cumsum(x > 0, axis=0)             # bool counts in int64
+//   v = x.ravel(); s = np.sort(v); i = np.argsort(v, kind="stable")   # a sample sort of a split vector
+//   sr = np.sort(x, axis=1); s0 = np.sort(x, axis=0)
+//   med = np.median(x); p = np.percentile(x, [5, 50, 95])          # distributed selection, no sort
+//   q = [np.quantile(x, 0.3, method=m) for m in methods]; mr = np.median(x, axis=1)
+//   y = x.copy(); y[x > 1] = np.nan; nm = np.nanmedian(y); qn = np.median(y)
 //
-//   mpirun -n 3 build/examples/scans_numpy in.npy out_dir
-//   python3 -c "$(sed -n '/^\/\/ CHECK/,$p' examples/scans_numpy.cpp | cut -c4- | tail -n +2)" in.npy out_dir
+//   mpirun -n 3 build/examples/order_numpy in.npy out_dir
+//   python3 -c "$(sed -n '/^\/\/ CHECK/,$p' examples/order_numpy.cpp | cut -c4- | tail -n +2)" in.npy out_dir
 #include <cstdio>
+#include <limits>
+#include <vector>
 #include <string>
 
 #include <ember.hpp>
@@ -21,7 +28,7 @@
 int main(int argc, char** argv) {
   ember::environment env(argc, argv);
   if (argc < 3) {
-    if (ember::world().rank() == 0) std::fprintf(stderr, "usage: scans_numpy in.npy out_dir\n");
+    if (ember::world().rank() == 0) std::fprintf(stderr, "usage: order_numpy in.npy out_dir\n");
     return 2;
   }
   namespace em = ember;
@@ -37,8 +44,25 @@ int main(int argc, char** argv) {
   save("hi", em::cummax(x, 0));
   save("lo", em::cummin(x, -1));
   save("k", em::cumsum(x > 0.0, 0));
+  auto v = em::ravel(x);  // split 0 like x
+  save("s", em::sort(v));
+  save("i", em::argsort(v, -1, {.stable = true}));
+  save("sr", em::sort(x, 1));
+  save("s0", em::sort(x, 0));
+  auto save_values = [&](const char* name, const std::vector<double>& vals) {
+    save(name, em::array(std::span<const double>(vals), std::array<std::int64_t, 1>{std::int64_t(vals.size())}));
+  };
+  save_values("med", {em::median(x)});
+  save_values("p", em::percentile(x, std::vector<double>{5.0, 50.0, 95.0}));
+  using M = em::quantile_method;
+  std::vector<double> qm;
+  for (M m : {M::linear, M::lower, M::higher, M::nearest, M::midpoint}) qm.push_back(em::quantile(x, 0.3, {.method = m}));
+  save_values("q", qm);
+  save("mr", em::median(x, 1));
+  em::dndarray<double, 2> y = em::where(x > 1.0, std::numeric_limits<double>::quiet_NaN(), x);
+  save_values("nm", {em::nanmedian(y), em::median(y)});
   if (em::world().rank() == 0) {
-    std::printf("scans_numpy: x %lld x %lld on %d ranks; the plan of cumsum(x, 0):\n", static_cast<long long>(m),
+    std::printf("order_numpy: x %lld x %lld on %d ranks; the plan of cumsum(x, 0):\n", static_cast<long long>(m),
                 static_cast<long long>(n), em::world().size());
     std::printf("%s", em::explain(em::cumsum(x, 0)).to_string().c_str());
   }
@@ -56,7 +80,7 @@ int main(int argc, char** argv) {
 //     return g
 // def same(name, want):
 //     g = got(name, want)
-//     assert (g == want).all(), f"{name} differs: {g.ravel()[:4]} vs {want.ravel()[:4]}"
+//     assert np.array_equal(g, want, equal_nan=True), f"{name} differs: {g.ravel()[:4]} vs {want.ravel()[:4]}"
 // def close(name, want, tol=1e-12):
 //     g = got(name, want)
 //     assert np.allclose(g, want, rtol=tol, atol=tol), f"{name}: max error {np.abs(g - want).max():.3g}"
@@ -68,3 +92,12 @@ int main(int argc, char** argv) {
 // same("hi", np.maximum.accumulate(x, axis=0))
 // same("lo", np.minimum.accumulate(x, axis=1))
 // same("k", np.cumsum(x > 0, axis=0))
+// v = x.ravel()
+// same("s", np.sort(v)); same("i", np.argsort(v, kind="stable"))
+// same("sr", np.sort(x, axis=1)); same("s0", np.sort(x, axis=0))
+// same("med", np.array([np.median(x)]))
+// same("p", np.percentile(x, [5, 50, 95]))
+// same("q", np.array([np.quantile(x, 0.3, method=m) for m in ["linear", "lower", "higher", "nearest", "midpoint"]]))
+// same("mr", np.median(x, axis=1))
+// y = np.where(x > 1, np.nan, x)
+// same("nm", np.array([np.nanmedian(y), np.median(y)]))

@@ -1,0 +1,287 @@
+// Distinct values and sets: NumPy's unique (with index, inverse, counts), isin,
+// searchsorted, intersect1d, union1d, setdiff1d.
+//
+//   auto u = ember::unique(x);                               // the sorted distinct values, on every rank
+//   auto r = ember::unique(x, {.return_counts = true});      // r.values, r.counts (also .index, .inverse)
+//   ember::dndarray<bool, 1> m = ember::isin(x, wanted);     // x's layout
+//   auto k = ember::searchsorted(sorted, v, {.right = true}); // v's layout
+//
+// unique: every rank sorts its block and keeps its distinct values with their
+// counts and first global indices; one allgather of those triples and a merge
+// give every rank the same result (a replicated array): the traffic is the
+// number of distinct values per rank, not the data. NaN values count as one,
+// sorted last (NumPy's equal_nan). The set operations work on the unique
+// values of both operands and return replicated sorted arrays. These evaluate
+// now; they are not plan steps yet.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "../dsl/eval.hpp"
+#include "../shape/shape.hpp"
+
+namespace ember {
+
+struct unique_options {
+  bool return_index = false;    // the global (flat, C order) index of each value's first occurrence
+  bool return_inverse = false;  // for every element, the index of its value in `values` (the input's shape and layout)
+  bool return_counts = false;   // how many times each value occurs
+};
+template <class T, int N>
+struct unique_result {
+  dndarray<T, 1> values;
+  dndarray<std::int64_t, 1> index, counts;  // filled when asked for
+  dndarray<std::int64_t, N> inverse;
+};
+struct searchsorted_options {
+  bool right = false;  // NumPy's side='right': the index after equal values
+};
+
+namespace detail {
+
+template <class T>
+bool same_value(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) return a == b || (a != a && b != b);
+  else return a == b;
+}
+template <class T>
+bool before(const T& a, const T& b) {  // NaN last
+  if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
+  else return a < b;
+}
+
+template <class T>
+struct distinct {
+  T v;
+  std::int64_t count, first;
+};
+
+template <class T>
+std::vector<distinct<T>> gathered_distinct(const communicator& c, std::vector<distinct<T>> mine, bool distributed) {
+  if (!distributed) return mine;
+  const auto sizes = c.allgather(std::int64_t(mine.size()));
+  std::vector<std::int64_t> displs(sizes.size());
+  std::int64_t t = 0;
+  for (std::size_t q = 0; q < sizes.size(); ++q) {
+    displs[q] = t;
+    t += sizes[q];
+  }
+  std::vector<distinct<T>> all(static_cast<std::size_t>(t));
+  c.allgatherv_bytes(mine.data(), std::int64_t(mine.size()), all.data(), sizes, displs, sizeof(distinct<T>));
+  // every rank's run is sorted: merge them, then combine equal values
+  std::stable_sort(all.begin(), all.end(), [](const distinct<T>& a, const distinct<T>& b) { return before(a.v, b.v); });
+  std::vector<distinct<T>> out;
+  for (const auto& d : all) {
+    if (!out.empty() && same_value(out.back().v, d.v)) {
+      out.back().count += d.count;
+      out.back().first = std::min(out.back().first, d.first);
+    } else {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+// The global flat (C order) index of local element i of a block of layout l.
+struct flat_index {
+  index_vec lshape, gshape, offset;  // offset: the block's first index on each axis
+  std::int64_t operator()(std::int64_t i) const {
+    std::int64_t g = 0, stride = 1;
+    for (int d = int(lshape.size()) - 1; d >= 0; --d) {
+      const std::int64_t e = lshape[std::size_t(d)];
+      const std::int64_t k = e ? i % e : 0;
+      i = e ? i / e : 0;
+      g += (k + offset[std::size_t(d)]) * stride;
+      stride *= gshape[std::size_t(d)];
+    }
+    return g;
+  }
+};
+inline flat_index flat_index_of(const layout& l, int rank) {
+  flat_index f{l.lshape(rank), l.shape(), index_vec(l.shape().size(), 0)};
+  if (l.split()) f.offset[std::size_t(*l.split())] = l.offset(rank);
+  return f;
+}
+
+template <class T>
+dndarray<T, 1> replicated_vector(const std::vector<T>& v, const communicator& c) {
+  dndarray<T, 1> out(replicated_layout({std::int64_t(v.size())}, c.size()), c);
+  std::copy(v.begin(), v.end(), out.ldata());
+  return out;
+}
+
+template <class T, int N>
+unique_result<T, N> unique_of(const dndarray<T, N>& x, const unique_options& o) {
+  require_host(x.device(), "ember::unique");
+  const communicator& c = x.comm();
+  const layout& l = x.layout();
+  const std::int64_t n = x.lnumel();
+  const T* p = x.ldata();
+  const bool distributed = l.split() && c.size() > 1;
+  // local: sort (value, local index) by value, then runs of equal values
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) order[std::size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return before(p[a], p[b]); });
+  const flat_index fi = flat_index_of(l, c.rank());
+  std::vector<distinct<T>> mine;
+  for (std::int64_t j = 0; j < n; ++j) {
+    const std::int64_t i = order[std::size_t(j)];
+    if (!mine.empty() && same_value(mine.back().v, p[i])) {
+      ++mine.back().count;
+      mine.back().first = std::min(mine.back().first, fi(i));
+    } else {
+      mine.push_back({p[i], 1, fi(i)});
+    }
+  }
+  const auto all = gathered_distinct(c, std::move(mine), distributed);
+  unique_result<T, N> r;
+  std::vector<T> vals;
+  std::vector<std::int64_t> idx, cnt;
+  for (const auto& d : all) {
+    vals.push_back(d.v);
+    idx.push_back(d.first);
+    cnt.push_back(d.count);
+  }
+  r.values = replicated_vector(vals, c);
+  if (o.return_index) r.index = replicated_vector(idx, c);
+  if (o.return_counts) r.counts = replicated_vector(cnt, c);
+  if (o.return_inverse) {
+    r.inverse = dndarray<std::int64_t, N>(l, c);
+    std::int64_t* inv = r.inverse.ldata();
+    for (std::int64_t i = 0; i < n; ++i)
+      inv[i] = std::lower_bound(vals.begin(), vals.end(), p[i], [](const T& a, const T& b) { return before(a, b); }) -
+               vals.begin();
+  }
+  return r;
+}
+
+// The unique values of an operand, as a sorted std::vector on every rank, and
+// its communicator.
+template <class A>
+auto unique_values(A&& a) {
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  const dndarray<T, N> x = ember::eval(std::forward<A>(a));
+  const auto u = unique_of(x, {}).values;
+  return std::make_pair(std::vector<T>(u.ldata(), u.ldata() + u.lnumel()), x.comm());
+}
+
+template <class A, class B, class F>
+auto set_operation(A&& a, B&& b, F f) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(std::is_same_v<T, typename expr::node_t<B>::value_type>,
+                "ember: set operations take two arrays of one dtype; cast one with ember::astype first");
+  const auto [u, c] = unique_values(std::forward<A>(a));
+  const auto w = unique_values(std::forward<B>(b)).first;
+  std::vector<T> r;
+  f(u, w, r);
+  return replicated_vector(r, c);
+}
+
+}  // namespace detail
+
+// np.unique(a): the sorted distinct values of all of a (flattened), on every rank.
+template <array_like A>
+auto unique(A&& a) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
+  constexpr int N = expr::node_t<A>::ndim;
+  return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), {}).values;
+}
+// np.unique(a, return_index=, return_inverse=, return_counts=).
+template <array_like A>
+auto unique(A&& a, const unique_options& o) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
+  constexpr int N = expr::node_t<A>::ndim;
+  return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), o);
+}
+
+// np.isin(element, test_elements): a bool array in element's layout.
+template <array_like A, array_like B>
+auto isin(A&& element, B&& test_elements) {
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  const dndarray<T, N> x = ember::eval(std::forward<A>(element));
+  detail::require_host(x.device(), "ember::isin");
+  const auto tu = detail::unique_values(std::forward<B>(test_elements)).first;
+  using C = std::common_type_t<T, typename decltype(tu)::value_type>;
+  const std::vector<C> u(tu.begin(), tu.end());
+  dndarray<bool, N> out(x.layout(), x.comm());
+  const T* p = x.ldata();
+  bool* o = out.ldata();
+  for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) {
+    const C v = C(p[i]);
+    const auto it = std::lower_bound(u.begin(), u.end(), v, detail::before<C>);
+    o[i] = it != u.end() && *it == v;  // (NaN is in nothing, as in NumPy)
+  }
+  return out;
+}
+
+// np.searchsorted(a, v, side): for each element of v, the index in the sorted
+// 1-D `a` (any layout) where it would be inserted; an int64 array in v's layout.
+// A split `a` costs one allgather of v and one allreduce of the counts.
+template <array_like A, array_like V>
+auto searchsorted(A&& a, V&& v, const searchsorted_options& o = {}) {
+  using T = typename expr::node_t<A>::value_type;
+  using W = typename expr::node_t<V>::value_type;
+  constexpr int N = expr::node_t<V>::ndim;
+  static_assert(expr::node_t<A>::ndim == 1, "ember::searchsorted: the sorted array must be 1-D");
+  const dndarray<T, 1> s = ember::eval(std::forward<A>(a));
+  const dndarray<W, N> x = ember::eval(std::forward<V>(v));
+  detail::require_host(s.device(), "ember::searchsorted");
+  const communicator& c = x.comm();
+  const bool split = s.layout().split() && c.size() > 1;
+  auto count_in_block = [&](W w) {  // elements of this rank's block before w's insertion point
+    const T* b = s.ldata();
+    const std::int64_t m = s.lnumel();
+    using C = std::common_type_t<T, W>;
+    auto cmp_l = [](const T& e, const W& y) { return detail::before<C>(C(e), C(y)); };
+    auto cmp_r = [](const W& y, const T& e) { return detail::before<C>(C(y), C(e)); };
+    return o.right ? std::upper_bound(b, b + m, w, cmp_r) - b : std::lower_bound(b, b + m, w, cmp_l) - b;
+  };
+  dndarray<std::int64_t, N> out(x.layout(), c);
+  std::int64_t* r = out.ldata();
+  if (!split) {
+    for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) r[i] = count_in_block(x.ldata()[i]);
+    return out;
+  }
+  // every rank counts in its block for every value, one allreduce sums the blocks
+  const dndarray<W, N> xr = ember::resplit(x, none);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(xr.lnumel()));
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = count_in_block(xr.ldata()[i]);
+  c.allreduce(counts.data(), std::int64_t(counts.size()), reduce_op::sum);
+  const detail::flat_index fi = detail::flat_index_of(x.layout(), c.rank());
+  for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) r[i] = counts[std::size_t(fi(i))];
+  return out;
+}
+
+// np.intersect1d, np.union1d, np.setdiff1d: sorted distinct values, on every rank.
+template <array_like A, array_like B>
+auto intersect1d(A&& a, B&& b) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+    using T = typename std::remove_cvref_t<decltype(u)>::value_type;
+    std::set_intersection(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
+  });
+}
+template <array_like A, array_like B>
+auto union1d(A&& a, B&& b) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+    using T = typename std::remove_cvref_t<decltype(u)>::value_type;
+    std::set_union(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
+  });
+}
+template <array_like A, array_like B>
+auto setdiff1d(A&& a, B&& b) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+    using T = typename std::remove_cvref_t<decltype(u)>::value_type;
+    std::set_difference(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
+  });
+}
+
+}  // namespace ember

@@ -1,0 +1,189 @@
+// Histograms, unique and sets (issue 17) against serial references written out
+// here on the gathered data: histogram (uniform bins, a given range, explicit
+// edges, the closed last bin, values outside the range, constant and empty
+// data), histogram2d, bincount (minlength, negative values), digitize (both
+// directions, right=True, NaN); unique with index/inverse/counts (all equal,
+// many duplicates, NaN counted once), isin, searchsorted against a split
+// sorted array, intersect1d/union1d/setdiff1d; every split, uneven blocks,
+// 1-4 ranks, errors on every rank.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+
+#include "common.hpp"
+
+namespace {
+
+using ember::split_axis;
+constexpr double qnan = std::numeric_limits<double>::quiet_NaN();
+
+ember::dndarray<double, 1> vec(const std::vector<double>& v, split_axis s) {
+  auto a = ember::array(std::span<const double>(v), std::array<std::int64_t, 1>{std::int64_t(v.size())}, {.split = s});
+  test::unbalance(a);
+  return a;
+}
+ember::dndarray<std::int64_t, 1> ivec(const std::vector<std::int64_t>& v, split_axis s) {
+  auto a = ember::array(std::span<const std::int64_t>(v), std::array<std::int64_t, 1>{std::int64_t(v.size())}, {.split = s});
+  test::unbalance(a);
+  return a;
+}
+template <class T, int N>
+std::vector<T> local_values(const ember::dndarray<T, N>& a) {  // a replicated result: this rank's copy
+  return std::vector<T>(a.ldata(), a.ldata() + a.lnumel());
+}
+
+// NumPy's uniform histogram, written out (fast path and its corrections).
+std::vector<std::int64_t> serial_histogram(const std::vector<double>& x, std::int64_t bins, double lo, double hi,
+                                           std::vector<double>& edges) {
+  if (lo == hi) lo -= 0.5, hi += 0.5;
+  edges.assign(std::size_t(bins + 1), 0);
+  const double step = (hi - lo) / double(bins);
+  for (std::int64_t i = 0; i <= bins; ++i) edges[std::size_t(i)] = double(i) * step + lo;
+  edges.back() = hi;
+  std::vector<std::int64_t> n(std::size_t(bins), 0);
+  const double norm = double(bins) / (hi - lo);
+  for (double v : x) {
+    if (!(v >= lo && v <= hi)) continue;
+    std::int64_t k = std::int64_t((v - lo) * norm);
+    if (k == bins) --k;
+    if (v < edges[std::size_t(k)]) --k;
+    else if (k != bins - 1 && v >= edges[std::size_t(k + 1)]) ++k;
+    ++n[std::size_t(k)];
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("histogram counts equal NumPy's rules", "[histogram]") {
+  std::mt19937_64 rng(4);
+  std::vector<double> x(5000);
+  for (auto& v : x) v = std::normal_distribution<double>(0, 1)(rng);
+  x[7] = 0.1 * 3;  // values on edges
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    auto a = vec(x, sp);
+    const auto [h, e] = ember::histogram(a, 37);
+    std::vector<double> we;
+    const auto lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
+    const auto wh = serial_histogram(x, 37, lo, hi, we);
+    REQUIRE(test::all_ranks(local_values(h) == wh && local_values(e) == we));
+    std::int64_t total = 0;
+    for (auto c : local_values(h)) total += c;
+    REQUIRE(total == 5000);  // the maximum is in the closed last bin
+    const auto r = ember::histogram(a, 10, {.range = {{-1.0, 1.0}}});
+    REQUIRE(test::all_ranks(local_values(r.hist) == serial_histogram(x, 10, -1.0, 1.0, we)));
+    // explicit edges: [e0, e1) ... [e_{n-1}, e_n]
+    const std::vector<double> edges{-2.0, -0.5, 0.0, 0.3, 2.0};
+    std::vector<std::int64_t> wn(4, 0);
+    for (double v : x) {
+      if (v < -2.0 || v > 2.0) continue;
+      std::int64_t k = v == 2.0 ? 3 : std::int64_t(std::upper_bound(edges.begin(), edges.end(), v) - edges.begin()) - 1;
+      ++wn[std::size_t(k)];
+    }
+    REQUIRE(test::all_ranks(local_values(ember::histogram(a, edges).hist) == wn));
+    // constant data: the range widens by 0.5 each side; NaN without a range is an error
+    auto k = vec(std::vector<double>(9, 3.0), sp);
+    const auto hk = ember::histogram(k, 4);
+    REQUIRE(test::all_ranks(local_values(hk.bin_edges) == std::vector<double>{2.5, 2.75, 3.0, 3.25, 3.5} &&
+                            local_values(hk.hist) == std::vector<std::int64_t>{0, 0, 9, 0}));
+    auto withnan = vec({1.0, qnan, 2.0}, sp);
+    REQUIRE_THROWS_AS(ember::histogram(withnan, 3), ember::value_error);
+    REQUIRE(test::all_ranks(local_values(ember::histogram(withnan, 2, {.range = {{0.0, 2.0}}}).hist) ==
+                            std::vector<std::int64_t>{0, 2}));
+    REQUIRE_THROWS_AS(ember::histogram(a, 5, {.range = {{1.0, 0.0}}}), ember::value_error);
+  }
+}
+
+TEST_CASE("histogram2d, bincount and digitize", "[histogram]") {
+  std::vector<double> x, y;
+  std::vector<std::int64_t> lab;
+  for (int i = 0; i < 301; ++i) {
+    x.push_back(double((i * 37) % 101) / 10.0);
+    y.push_back(double((i * 53) % 89) / 7.0);
+    lab.push_back((i * 13) % 17);
+  }
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    const auto h2 = ember::histogram2d(vec(x, sp), vec(y, split_axis{}), 6);
+    std::vector<double> ex, ey;
+    serial_histogram(x, 6, *std::min_element(x.begin(), x.end()), *std::max_element(x.begin(), x.end()), ex);
+    serial_histogram(y, 6, *std::min_element(y.begin(), y.end()), *std::max_element(y.begin(), y.end()), ey);
+    std::vector<std::int64_t> w(36, 0);
+    auto bin = [](double v, const std::vector<double>& e) {
+      return v == e.back() ? std::int64_t(e.size()) - 2 : std::int64_t(std::upper_bound(e.begin(), e.end(), v) - e.begin()) - 1;
+    };
+    for (std::size_t i = 0; i < x.size(); ++i) ++w[std::size_t(bin(x[i], ex) * 6 + bin(y[i], ey))];
+    REQUIRE(test::all_ranks(local_values(h2.hist) == w && local_values(h2.xedges) == ex));
+    auto l = ivec(lab, sp);
+    std::vector<std::int64_t> wc(17, 0);
+    for (auto v : lab) ++wc[std::size_t(v)];
+    REQUIRE(test::all_ranks(local_values(ember::bincount(l)) == wc));
+    wc.resize(25, 0);
+    REQUIRE(test::all_ranks(local_values(ember::bincount(l, {.minlength = 25})) == wc));
+    REQUIRE_THROWS_AS(ember::bincount(ivec({1, -2, 3}, sp)), ember::value_error);
+    // digitize: np.digitize's values for increasing and decreasing bins
+    auto d = vec({-1.0, 0.0, 0.5, 1.0, 2.5, qnan}, sp);
+    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0})) == std::vector<std::int64_t>{0, 1, 1, 2, 3, 3}));
+    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0}, true)) == std::vector<std::int64_t>{0, 0, 1, 1, 3, 3}));
+    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0})) == std::vector<std::int64_t>{3, 2, 2, 1, 0, 0}));
+  }
+}
+
+TEST_CASE("unique with index, inverse and counts; isin, searchsorted and sets", "[unique]") {
+  std::vector<std::int64_t> v;
+  for (int i = 0; i < 2000; ++i) v.push_back((i * 7919) % 31 - 10);
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    auto a = ivec(v, sp);
+    const auto r = ember::unique(a, {.return_index = true, .return_inverse = true, .return_counts = true});
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> want;  // value -> (first, count)
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      auto it = want.find(v[i]);
+      if (it == want.end()) want[v[i]] = {std::int64_t(i), 1};
+      else ++it->second.second;
+    }
+    std::vector<std::int64_t> wv, wi, wc;
+    for (auto& [k, p] : want) {
+      wv.push_back(k);
+      wi.push_back(p.first);
+      wc.push_back(p.second);
+    }
+    REQUIRE(test::all_ranks(local_values(r.values) == wv && local_values(r.index) == wi && local_values(r.counts) == wc));
+    const auto inv = test::gathered(r.inverse);
+    bool ok = inv.size() == v.size();
+    for (std::size_t i = 0; ok && i < v.size(); ++i) ok = wv[std::size_t(inv[i])] == v[i];
+    REQUIRE(test::all_ranks(ok));
+    REQUIRE(test::all_ranks(local_values(ember::unique(ivec(std::vector<std::int64_t>(50, 4), sp))) == std::vector<std::int64_t>{4}));
+    // NaN counts once, last (NumPy's equal_nan)
+    const auto un = local_values(ember::unique(vec({2.0, qnan, 1.0, qnan, 2.0}, sp)));
+    REQUIRE(test::all_ranks(un.size() == 3 && un[0] == 1.0 && un[1] == 2.0 && std::isnan(un[2])));
+    // isin
+    const std::vector<std::int64_t> t{3, -10, 100, 7};
+    const auto in = test::gathered(ember::isin(a, ivec(t, split_axis{})));
+    ok = in.size() == v.size();
+    for (std::size_t i = 0; ok && i < v.size(); ++i) ok = bool(in[i]) == (std::find(t.begin(), t.end(), v[i]) != t.end());
+    REQUIRE(test::all_ranks(ok));
+    // searchsorted in a split sorted array, both sides
+    std::vector<std::int64_t> s = v;
+    std::sort(s.begin(), s.end());
+    auto ss = ivec(s, sp);
+    const std::vector<std::int64_t> q{-11, -10, 0, 5, 20, 21, 3};
+    for (const bool right : {false, true}) {
+      const auto got = test::gathered(ember::searchsorted(ss, ivec(q, split_axis{0}), {.right = right}));
+      std::vector<std::int64_t> want_i;
+      for (auto x : q)
+        want_i.push_back((right ? std::upper_bound(s.begin(), s.end(), x) : std::lower_bound(s.begin(), s.end(), x)) - s.begin());
+      REQUIRE(test::all_ranks(got == want_i));
+    }
+    // sets
+    auto b = ivec({5, 1, 1, 30, -10, 99}, sp);
+    std::set<std::int64_t> sa(v.begin(), v.end()), sb{5, 1, 30, -10, 99};
+    std::vector<std::int64_t> wi2, wu, wd;
+    std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(wi2));
+    std::set_union(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(wu));
+    std::set_difference(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(wd));
+    REQUIRE(test::all_ranks(local_values(ember::intersect1d(a, b)) == wi2 && local_values(ember::union1d(a, b)) == wu &&
+                            local_values(ember::setdiff1d(a, b)) == wd));
+  }
+}
