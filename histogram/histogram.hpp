@@ -252,8 +252,8 @@ auto digitize(A&& xs, const std::vector<double>& bins, bool right = false) {
     }
     if (inc || nb < 2)  // searchsorted(bins, x, side = right ? 'left' : 'right')
       out.ldata()[i] = (right ? std::lower_bound(bins.begin(), bins.end(), v) : std::upper_bound(bins.begin(), bins.end(), v)) - bins.begin();
-    else  // len(bins) - searchsorted(bins[::-1], x, side = right ? 'right' : 'left')
-      out.ldata()[i] = nb - ((right ? std::upper_bound(rev.begin(), rev.end(), v) : std::lower_bound(rev.begin(), rev.end(), v)) - rev.begin());
+    else  // len(bins) - searchsorted(bins[::-1], x, side = right ? 'left' : 'right'), NumPy's
+      out.ldata()[i] = nb - ((right ? std::lower_bound(rev.begin(), rev.end(), v) : std::upper_bound(rev.begin(), rev.end(), v)) - rev.begin());
   }
   return out;
 }

@@ -163,7 +163,9 @@ dndarray<order_stat_t<T>, N - 1> quantile_axis(const dndarray<T, N>& x, int axis
   index_vec shape;
   for (int d = 0; d < N; ++d)
     if (d != ax) shape.push_back(l.shape()[std::size_t(d)]);
-  const layout out_l = l.split() ? l.with_shape(shape, *l.split() - (*l.split() > ax)) : replicated_layout(shape, c.size());
+  // (split along `ax` happens only at one rank here: the result is then replicated)
+  const layout out_l = l.split() && *l.split() != ax ? l.with_shape(shape, *l.split() - (*l.split() > ax))
+                                                     : replicated_layout(shape, c.size());
   dndarray<order_stat_t<T>, N - 1> out(out_l, c);
   const index_vec ls = l.lshape(c.rank());
   std::int64_t outer = 1, inner = 1;

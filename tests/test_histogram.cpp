@@ -128,6 +128,7 @@ TEST_CASE("histogram2d, bincount and digitize", "[histogram]") {
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0})) == std::vector<std::int64_t>{0, 1, 1, 2, 3, 3}));
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0}, true)) == std::vector<std::int64_t>{0, 0, 1, 1, 3, 3}));
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0})) == std::vector<std::int64_t>{3, 2, 2, 1, 0, 0}));
+    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0}, true)) == std::vector<std::int64_t>{3, 3, 2, 2, 0, 0}));
   }
 }
 
