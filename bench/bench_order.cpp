@@ -8,6 +8,9 @@
 //   the local axis 1 against the same loops, written by hand.
 //   sort / argsort of 2^25 float64 split 0 (random, already sorted) against a
 //   local std::sort of the block plus one MPI_Alltoallv of all of it.
+//   median / percentile [5, 50, 95] against ember's own sort; histogram(a, 100)
+//   against a local loop + MPI_Allreduce; unique of int64 with 1000 distinct
+//   values against a local sort-unique + MPI_Allgatherv.
 // Usage: bench_order [log2 n = 25] [rounds = 7]
 #include <algorithm>
 #include <string>
@@ -125,6 +128,61 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("  peak RSS growth while sorting and argsorting: %.2f x the block (%lld MiB)\n",
                   double(peak) / double(local * 8), peak >> 20);
+  }
+  // order statistics against ember's own full sort of the same data (the
+  // issue's target: selection at most half a sort); histogram(a, 100) against a
+  // local loop + MPI_Allreduce; unique of 2^n int64 with 1000 distinct values
+  // against a local sort-unique + MPI_Allgatherv of the distinct values + merge.
+  {
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    ember::dndarray<double, 1> s = ember::sort(a);
+    double m = 0;
+    std::vector<double> pc;
+    const auto [rm, tm] = bench::ratio_rounds(comm, reps, [&] { s = ember::sort(a); }, [&] { m = ember::median(a); });
+    bench::report(rank, "median 2^n float64 split 0 / ember::sort of the same", rm, "<=", 0.5, "sort " + std::to_string(tm) + " s");
+    const auto [rp, tp] = bench::ratio_rounds(comm, reps, [&] { s = ember::sort(a); },
+                                              [&] { pc = ember::percentile(a, std::vector<double>{5.0, 50.0, 95.0}); });
+    bench::report(rank, "percentile [5, 50, 95] 2^n float64 / ember::sort of the same", rp, "<=", 0.5,
+                  "sort " + std::to_string(tp) + " s");
+    const std::int64_t local = a.lshape()[0];
+    std::vector<std::int64_t> hist(100), out(100);
+    auto hand_hist = [&] {
+      std::fill(hist.begin(), hist.end(), 0);
+      const double* x = a.ldata();
+      for (std::int64_t i = 0; i < local; ++i) {
+        const double v = x[i];
+        if (!(v >= 0.0 && v <= 1.0)) continue;
+        std::int64_t k = std::int64_t(v * 100.0);
+        hist[std::size_t(k == 100 ? 99 : k)] += 1;
+      }
+      MPI_Allreduce(hist.data(), out.data(), 100, MPI_INT64_T, MPI_SUM, comm);
+    };
+    ember::histogram_result h;
+    const auto [rh, th] = bench::ratio_rounds(comm, reps, hand_hist, [&] { h = ember::histogram(a, 100, {.range = {{0.0, 1.0}}}); });
+    bench::report(rank, "histogram(a, 100) 2^n float64 / local loop + MPI_Allreduce", rh, "<=", 1.3, "hand " + std::to_string(th) + " s");
+    (void)m;
+  }
+  {
+    auto labels = ember::random::randint<std::int64_t>(0, 1000, std::array<std::int64_t, 1>{n}, {.split = 0});
+    const std::int64_t local = labels.lshape()[0];
+    std::vector<std::int64_t> buf(std::size_t(local)), all(std::size_t(1000 * P));
+    std::vector<int> counts(std::size_t(P)), displs(std::size_t(P));
+    auto hand_unique = [&] {
+      std::copy_n(labels.ldata(), local, buf.begin());
+      std::sort(buf.begin(), buf.end());
+      const int u = int(std::unique(buf.begin(), buf.end()) - buf.begin());
+      MPI_Allgather(&u, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+      int t = 0;
+      for (int q = 0; q < P; ++q) displs[std::size_t(q)] = t, t += counts[std::size_t(q)];
+      all.resize(std::size_t(t));
+      MPI_Allgatherv(buf.data(), u, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, comm);
+      std::sort(all.begin(), all.end());
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+    };
+    ember::dndarray<std::int64_t, 1> u = ember::unique(labels);
+    const auto [ru, tu] = bench::ratio_rounds(comm, reps, hand_unique, [&] { u = ember::unique(labels); });
+    bench::report(rank, "unique 2^n int64 (1000 values) / local sort-unique + MPI_Allgatherv", ru, "<=", 2.0,
+                  "hand " + std::to_string(tu) + " s");
   }
   return 0;
 }

@@ -123,20 +123,25 @@ unique_result<T, N> unique_of(const dndarray<T, N>& x, const unique_options& o) 
   const std::int64_t n = x.lnumel();
   const T* p = x.ldata();
   const bool distributed = l.split() && c.size() > 1;
-  // local: sort (value, local index) by value, then runs of equal values
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) order[std::size_t(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return before(p[a], p[b]); });
+  // local: sort, then runs of equal values (with their first global flat index
+  // only when asked: sorting (value, index) pairs costs twice the values alone)
   const flat_index fi = flat_index_of(l, c.rank());
   std::vector<distinct<T>> mine;
-  for (std::int64_t j = 0; j < n; ++j) {
-    const std::int64_t i = order[std::size_t(j)];
-    if (!mine.empty() && same_value(mine.back().v, p[i])) {
-      ++mine.back().count;
-      mine.back().first = std::min(mine.back().first, fi(i));
-    } else {
-      mine.push_back({p[i], 1, fi(i)});
-    }
+  auto add = [&](const T& v, std::int64_t first) {
+    if (!mine.empty() && same_value(mine.back().v, v)) ++mine.back().count;
+    else mine.push_back({v, 1, first});
+  };
+  if (o.return_index) {
+    std::vector<std::pair<T, std::int64_t>> e(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) e[std::size_t(i)] = {p[i], fi(i)};
+    std::sort(e.begin(), e.end(), [](const auto& a, const auto& b) {
+      return before(a.first, b.first) || (!before(b.first, a.first) && a.second < b.second);
+    });
+    for (const auto& [v, g] : e) add(v, g);
+  } else {
+    std::vector<T> e(p, p + n);
+    std::sort(e.begin(), e.end(), before<T>);
+    for (const T& v : e) add(v, 0);
   }
   const auto all = gathered_distinct(c, std::move(mine), distributed);
   unique_result<T, N> r;
@@ -190,6 +195,7 @@ template <array_like A>
 auto unique(A&& a) {
   using T = typename expr::node_t<A>::value_type;
   static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
+  static_assert(!std::is_same_v<T, bool>, "ember::unique: cast a bool array with astype<std::uint8_t> first");
   constexpr int N = expr::node_t<A>::ndim;
   return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), {}).values;
 }
@@ -198,6 +204,7 @@ template <array_like A>
 auto unique(A&& a, const unique_options& o) {
   using T = typename expr::node_t<A>::value_type;
   static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
+  static_assert(!std::is_same_v<T, bool>, "ember::unique: cast a bool array with astype<std::uint8_t> first");
   constexpr int N = expr::node_t<A>::ndim;
   return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), o);
 }

@@ -193,6 +193,27 @@ struct builder {
       build(in, depth - 1);
       return id;
     }
+    if (kind == 6 && nd >= 1 && r.pick(2) == 0) {  // a scan along a random axis (cumsum, ...)
+      static const char* ops[] = {"cumsum", "cumprod", "cummax", "cummin"};
+      auto& n = g.nodes[std::size_t(id)];
+      n.kind = node_kind::scan;
+      n.op = ops[r.pick(4)];
+      n.axes = {int(r.pick(unsigned(nd)))};
+      n.args.push_back(int(g.nodes.size()));
+      build(shape, depth - 1);
+      return id;
+    }
+    if (nd == 3 && r.pick(2) == 0) {  // batched matmul (b,m,k) @ (k,n) or (b,k,n)
+      g.nodes[std::size_t(id)].kind = node_kind::matmul;
+      g.nodes[std::size_t(id)].op = "matmul";
+      const std::int64_t k = std::int64_t(r.pick(6));
+      g.nodes[std::size_t(id)].args.push_back(int(g.nodes.size()));
+      build({shape[0], shape[1], k}, depth - 1);
+      g.nodes[std::size_t(id)].args.push_back(int(g.nodes.size()));
+      if (r.pick(2)) build({shape[0], k, shape[2]}, depth - 1);
+      else build({k, shape[2]}, depth - 1);
+      return id;
+    }
     if (nd == 2) {  // matmul (m,k) @ (k,n)
       g.nodes[std::size_t(id)].kind = node_kind::matmul;
       g.nodes[std::size_t(id)].op = "matmul";

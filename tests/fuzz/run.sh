@@ -90,7 +90,7 @@ build_targets() {
   mkdir -p "$work/pobj"
   : > "$work/planner.log"
   for f in tests/fuzz/fuzz_planner.cpp tests/fuzz/fuzz_boxes.cpp planner/plan.cpp planner/traffic.cpp \
-           runtime/layout.cpp runtime/exchange.cpp runtime/boxes.cpp runtime/matmul.cpp $extra; do
+           runtime/layout.cpp runtime/exchange.cpp runtime/boxes.cpp runtime/matmul.cpp scan/scan_kernel.cpp $extra; do
     o="$work/pobj/$(basename "$f" .cpp).o"
     [[ $f == tests/fuzz/fuzz_* ]] || objs+=("$o")
     # shellcheck disable=SC2086
