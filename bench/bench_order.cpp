@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 2>{rows, cols}, {.split = 0});
     const std::int64_t lr = a.lshape()[0];
     auto y = ember::detail::allocate<double>(std::max<std::int64_t>(lr * cols, 1));
-    std::vector<double> tot(std::size_t(cols)), carry(std::size_t(cols));
+    std::vector<double> tot(static_cast<std::size_t>(cols)), carry(static_cast<std::size_t>(cols));
     ember::dndarray<double, 2> c = ember::cumsum(a, 0);
     const auto [r0, t0] = bench::ratio_rounds(
         comm, reps, [&] { hand_cumsum_axis0(comm, a.ldata(), y.get(), lr, cols, tot, carry); },
@@ -99,13 +99,13 @@ int main(int argc, char** argv) {
     auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
     if (presorted) a = ember::sort(a);
     const std::int64_t local = a.lshape()[0];
-    std::vector<double> buf(std::size_t(local)), recv(std::size_t(local) + std::size_t(P));
-    std::vector<int> sc(std::size_t(P)), sd(std::size_t(P));
+    std::vector<double> buf(static_cast<std::size_t>(local)), recv(std::size_t(local) + std::size_t(P));
+    std::vector<int> sc(static_cast<std::size_t>(P)), sd(static_cast<std::size_t>(P));
     for (int q = 0; q < P; ++q) {
       sd[std::size_t(q)] = int((local * q) / P);
       sc[std::size_t(q)] = int((local * (q + 1)) / P) - sd[std::size_t(q)];
     }
-    std::vector<int> rc(std::size_t(P)), rd(std::size_t(P));
+    std::vector<int> rc(static_cast<std::size_t>(P)), rd(static_cast<std::size_t>(P));
     MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, comm);
     for (int q = 1; q < P; ++q) rd[std::size_t(q)] = rd[std::size_t(q - 1)] + rc[std::size_t(q - 1)];
     auto hand = [&] {
@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
   {
     auto labels = ember::random::randint<std::int64_t>(0, 1000, std::array<std::int64_t, 1>{n}, {.split = 0});
     const std::int64_t local = labels.lshape()[0];
-    std::vector<std::int64_t> buf(std::size_t(local)), all(std::size_t(1000 * P));
-    std::vector<int> counts(std::size_t(P)), displs(std::size_t(P));
+    std::vector<std::int64_t> buf(static_cast<std::size_t>(local)), all(static_cast<std::size_t>(1000 * P));
+    std::vector<int> counts(static_cast<std::size_t>(P)), displs(static_cast<std::size_t>(P));
     auto hand_unique = [&] {
       std::copy_n(labels.ldata(), local, buf.begin());
       std::sort(buf.begin(), buf.end());

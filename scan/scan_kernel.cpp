@@ -91,6 +91,22 @@ block_shape shape_of(const layout& l, int axis, int rank) {
 // totals[o * inner + j] = f over i of in[(o * n + i) * inner + j] (identity when n == 0)
 template <class T, class F>
 void totals(const T* in, block_shape b, T id, T* t, F f) {
+  if (b.inner == 1) {  // one value per line: four independent chains, not one latency-bound chain
+    for (std::int64_t o = 0; o < b.outer; ++o) {
+      const T* row = in + o * b.n;
+      T a0 = id, a1 = id, a2 = id, a3 = id;
+      std::int64_t i = 0;
+      for (; i + 4 <= b.n; i += 4) {
+        a0 = f(a0, row[i]);
+        a1 = f(a1, row[i + 1]);
+        a2 = f(a2, row[i + 2]);
+        a3 = f(a3, row[i + 3]);
+      }
+      for (; i < b.n; ++i) a0 = f(a0, row[i]);
+      t[o] = f(f(a0, a1), f(a2, a3));
+    }
+    return;
+  }
   for (std::int64_t o = 0; o < b.outer; ++o) {
     T* to = t + o * b.inner;
     std::fill_n(to, b.inner, id);

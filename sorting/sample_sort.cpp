@@ -59,26 +59,41 @@ int as_int(std::int64_t v, const char* what) {
   return int(v);
 }
 
-// Merges the sorted runs [bounds[i], bounds[i+1]) of v in place, pairwise.
+// Merges the sorted runs [bounds[i], bounds[i+1]) of v into dest, pairwise,
+// out of place (v and a scratch buffer take turns; the last pass writes dest).
 template <class E, class Less>
-void merge_runs(std::vector<E>& v, std::vector<std::int64_t> bounds, Less less) {
+void merge_runs_into(std::vector<E>& v, std::vector<std::int64_t> bounds, Less less, E* dest) {
+  if (bounds.size() <= 2) {
+    std::copy(v.begin(), v.end(), dest);
+    return;
+  }
+  std::vector<E> scratch;
+  E* src = v.data();
   while (bounds.size() > 2) {
+    const bool last = bounds.size() == 3;
+    if (!last && scratch.empty()) scratch.resize(v.size());
+    E* dst = last ? dest : (src == v.data() ? scratch.data() : v.data());
     std::vector<std::int64_t> next{bounds[0]};
-    for (std::size_t i = 0; i + 2 < bounds.size(); i += 2) {
-      std::inplace_merge(v.begin() + bounds[i], v.begin() + bounds[i + 1], v.begin() + bounds[i + 2], less);
+    std::size_t i = 0;
+    for (; i + 2 < bounds.size(); i += 2) {
+      std::merge(src + bounds[i], src + bounds[i + 1], src + bounds[i + 1], src + bounds[i + 2], dst + bounds[i], less);
       next.push_back(bounds[i + 2]);
     }
-    if (bounds.size() % 2 == 0) next.push_back(bounds.back());
+    if (i + 1 < bounds.size()) {  // an odd run left over: carried across
+      std::copy(src + bounds[i], src + bounds[i + 1], dst + bounds[i]);
+      next.push_back(bounds[i + 1]);
+    }
     bounds = std::move(next);
+    src = dst;
   }
 }
 
 // Steps 2-4 on locally sorted elements `e`: `key_at(i)` is element i's unique
-// key (keyed<T>), `kless` orders keys, `eless` elements (the merge). Returns this
-// rank's part of the balanced result, in order.
+// key (keyed<T>), `kless` orders keys, `eless` elements (the merge). Writes this
+// rank's part of the balanced result, in order, to `out`.
 template <class T, class E, class KeyAt, class ELess>
-std::vector<E> distribute_sorted(const layout& l, const communicator& comm, std::vector<E>& e, KeyAt key_at,
-                                 const keyed_order<T>& kless, ELess eless) {
+void distribute_sorted(const layout& l, const communicator& comm, std::vector<E>& e, KeyAt key_at,
+                       const keyed_order<T>& kless, ELess eless, E* out) {
   const int P = comm.size(), r = comm.rank();
   const std::int64_t n = std::int64_t(e.size());
   // regular samples, oversampled 16x: every rank knows every block's size, so
@@ -139,14 +154,15 @@ std::vector<E> distribute_sorted(const layout& l, const communicator& comm, std:
                     "MPI_Alltoallv");
   comm.count(sent);
   std::vector<E>().swap(e);  // the input's memory back before the merge
-  merge_runs(got, bounds, eless);
-  // to the balanced layout: only what the splitters left unbalanced moves
+  // to the balanced layout: only what the splitters left unbalanced moves (when
+  // nothing does, the merge writes the result in place)
   const index_vec have = comm.allgather(std::int64_t(got.size()));
   const layout from(l.shape(), 0, have), to = layout::balanced(l.shape(), 0, P);
-  if (from == to) return got;
-  std::vector<E> out(static_cast<std::size_t>(to.local_size(r)));
-  exchange(from, to, r, sizeof(E)).run(comm, got.data(), out.data());
-  return out;
+  if (from == to) return merge_runs_into(got, bounds, eless, out);
+  std::vector<E> merged(got.size());
+  merge_runs_into(got, bounds, eless, merged.data());
+  std::vector<E>().swap(got);
+  exchange(from, to, r, sizeof(E)).run(comm, merged.data(), out);
 }
 
 template <class T>
@@ -171,8 +187,9 @@ void sort_vector_impl(const layout& l, const communicator& comm, const T* in, T*
     // (value, global index): stable on every rank, and unique
     std::vector<keyed<T>> e(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {in[i], off + i};
-    std::stable_sort(e.begin(), e.end(), [&](const keyed<T>& a, const keyed<T>& b) { return ord(a.v, b.v); });
-    auto res = distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord);
+    std::sort(e.begin(), e.end(), kord);  // (the ties are unique: the same order as a stable sort by value)
+    std::vector<keyed<T>> res(static_cast<std::size_t>(layout::balanced(l.shape(), 0, comm.size()).local_size(r)));
+    distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord, res.data());
     for (std::size_t i = 0; i < res.size(); ++i) {
       out[i] = res[i].v;
       index_out[i] = res[i].tie;
@@ -183,8 +200,7 @@ void sort_vector_impl(const layout& l, const communicator& comm, const T* in, T*
   // concatenated sorted blocks, for the splitters only; the values travel alone
   std::vector<T> e(in, in + n);
   std::sort(e.begin(), e.end(), ord);
-  auto res = distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return keyed<T>{e[static_cast<std::size_t>(i)], off + i}; }, kord, ord);
-  std::copy(res.begin(), res.end(), out);
+  distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return keyed<T>{e[static_cast<std::size_t>(i)], off + i}; }, kord, ord, out);
 }
 
 template <class T>

@@ -35,8 +35,9 @@ T select_one(const communicator& comm, const T* data, std::int64_t n, std::int64
       std::nth_element(all.begin(), all.begin() + k, all.end());
       return all[static_cast<std::size_t>(k)];
     }
-    // 64 regular samples per rank (fewer where fewer candidates are left)
-    const std::int64_t s = std::min<std::int64_t>(64, m);
+    // regular samples, about 4096 in all (at least 64 per rank; fewer where
+    // fewer candidates are left): the bracket keeps ~4 sqrt(4096) / 4096 = 6 %
+    const std::int64_t s = std::min<std::int64_t>(std::max<std::int64_t>(64, 4096 / P), m);
     std::vector<T> mine(static_cast<std::size_t>(s));
     for (std::int64_t j = 0; j < s; ++j) mine[static_cast<std::size_t>(j)] = c[(j * m) / s + (m / s) / 2];
     auto samples = gather(mine.data(), s);
@@ -60,6 +61,7 @@ T select_one(const communicator& comm, const T* data, std::int64_t n, std::int64
     if (k >= cnt[0] && k < cnt[1]) return lo;
     if (k >= cnt[2] && k < cnt[3]) return hi;
     std::vector<T> next;
+    next.reserve(std::size_t(k < cnt[0] ? cnt[0] : k < cnt[2] ? cnt[2] - cnt[1] : total - cnt[3]) / std::size_t(P) + 16);
     if (k < cnt[0]) {
       for (std::int64_t i = 0; i < m; ++i)
         if (c[i] < lo) next.push_back(c[i]);
@@ -82,9 +84,16 @@ T select_one(const communicator& comm, const T* data, std::int64_t n, std::int64
 
 template <class T>
 std::vector<T> select_ranks(const communicator& comm, const T* data, std::int64_t n, const std::vector<std::int64_t>& ks) {
+  // each distinct rank once (a median of an even count, neighbours of a quantile)
+  std::vector<std::int64_t> distinct_ks(ks);
+  std::sort(distinct_ks.begin(), distinct_ks.end());
+  distinct_ks.erase(std::unique(distinct_ks.begin(), distinct_ks.end()), distinct_ks.end());
+  std::vector<T> vals;
+  for (std::int64_t k : distinct_ks) vals.push_back(select_one(comm, data, n, k));
   std::vector<T> out;
   out.reserve(ks.size());
-  for (std::int64_t k : ks) out.push_back(select_one(comm, data, n, k));
+  for (std::int64_t k : ks)
+    out.push_back(vals[std::size_t(std::lower_bound(distinct_ks.begin(), distinct_ks.end(), k) - distinct_ks.begin())]);
   return out;
 }
 

@@ -1,7 +1,8 @@
 // Order statistics of a distributed vector without sorting it: the k-th
 // smallest values by a few rounds of splitter counting.
 //
-// Each round: every rank draws 64 regular samples of its candidates, one
+// Each round: every rank draws regular samples of its candidates (about 4096 in
+// all, at least 64 per rank), one
 // allgather gives all ranks the same samples, two of them bracket the wanted
 // rank (a margin of a few sample spacings either side), one allreduce counts the
 // candidates below and inside the bracket, and every rank keeps the side the
