@@ -18,6 +18,8 @@ mpirun -n 1 "$build/bench/bench_programs"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_programs"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
+# scans, sort/argsort, median/percentile, histogram, unique of 2^25 elements (issue 17)
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_order"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_par"
