@@ -5,6 +5,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 namespace ember {
 
@@ -52,13 +53,28 @@ T identity(scan_kind k) {
 }
 
 // The combining functions, NaN-propagating for max and min (NumPy's maximum).
+// Signed integers wrap on overflow as in NumPy: the arithmetic is done unsigned
+// (signed overflow is undefined in C++).
+template <class T, bool = std::is_integral_v<T> && std::is_signed_v<T>>
+struct wrap {
+  using type = T;
+};
+template <class T>
+struct wrap<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using wrap_t = typename wrap<T>::type;
 template <class T>
 struct sum_f {
-  T operator()(T a, T b) const { return T(a + b); }
+  T operator()(T a, T b) const { return T(wrap_t<T>(a) + wrap_t<T>(b)); }
 };
 template <class T>
 struct prod_f {
-  T operator()(T a, T b) const { return T(a * b); }
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int)) return T(int(a) * int(b));  // (no overflow in int)
+    else return T(wrap_t<T>(a) * wrap_t<T>(b));
+  }
 };
 template <class T>
 struct max_f {
