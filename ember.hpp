@@ -38,6 +38,7 @@
 #include "shape/shape.hpp"
 #include "scan/scan.hpp"
 #include "sorting/sort.hpp"
+#include "sorting/topk.hpp"
 #include "sorting/order_statistics.hpp"
 #include "sorting/unique.hpp"
 #include "histogram/histogram.hpp"

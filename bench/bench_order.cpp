@@ -8,7 +8,7 @@
 //   the local axis 1 against the same loops, written by hand.
 //   sort / argsort of 2^25 float64 split 0 (random, already sorted) against a
 //   local std::sort of the block plus one MPI_Alltoallv of all of it.
-//   median / percentile [5, 50, 95] against ember's own sort; histogram(a, 100)
+//   median / percentile [5, 50, 95], partition and topk against ember's own sort; histogram(a, 100)
 //   against a local loop + MPI_Allreduce; unique of int64 with 1000 distinct
 //   values against a local sort-unique + MPI_Allgatherv.
 // Usage: bench_order [log2 n = 25] [rounds = 7]
@@ -144,6 +144,13 @@ int main(int argc, char** argv) {
                                               [&] { pc = ember::percentile(a, std::vector<double>{5.0, 50.0, 95.0}); });
     bench::report(rank, "percentile [5, 50, 95] 2^n float64 / ember::sort of the same", rp, "<=", 0.5,
                   "sort " + std::to_string(tp) + " s");
+    // partial orders (no target in the issue; ours: at most half a sort, like selection)
+    ember::dndarray<double, 1> pt;
+    const auto [rq, tq] = bench::ratio_rounds(comm, reps, [&] { s = ember::sort(a); }, [&] { pt = ember::partition(a, n / 2); });
+    bench::report(rank, "partition(a, n/2) 2^n float64 / ember::sort", rq, "<=", 0.5, "sort " + std::to_string(tq) + " s");
+    ember::topk_result<double, 1> tk;
+    const auto [rk, tk_t] = bench::ratio_rounds(comm, reps, [&] { s = ember::sort(a); }, [&] { tk = ember::topk(a, 1000); });
+    bench::report(rank, "topk(a, 1000) 2^n float64 / ember::sort", rk, "<=", 0.5, "sort " + std::to_string(tk_t) + " s");
     const std::int64_t local = a.lshape()[0];
     std::vector<std::int64_t> hist(100), out(100);
     auto hand_hist = [&] {

@@ -15,6 +15,10 @@
 //   med = np.median(x); p = np.percentile(x, [5, 50, 95])          # distributed selection, no sort
 //   q = [np.quantile(x, 0.3, method=m) for m in methods]; mr = np.median(x, axis=1)
 //   y = x.copy(); y[x > 1] = np.nan; nm = np.nanmedian(y); qn = np.median(y)
+//   p = np.partition(v, [k0, k1]); j = np.argpartition(v, k0)     # selection of the pivots, one all-to-all
+//   t = np.argsort(-v, kind="stable")[:10]                          # topk: the 10 largest and where they are
+//   h, e = np.histogram(x, 20, weights=x * x); hd, _ = np.histogram(x, 20, density=True)
+//   b = np.bincount((x > 0).sum(axis=1), weights=x[:, 0])
 //
 //   mpirun -n 3 build/examples/order_numpy in.npy out_dir
 //   python3 -c "$(sed -n '/^\/\/ CHECK/,$p' examples/order_numpy.cpp | cut -c4- | tail -n +2)" in.npy out_dir
@@ -61,6 +65,17 @@ int main(int argc, char** argv) {
   save("mr", em::median(x, 1));
   em::dndarray<double, 2> y = em::where(x > 1.0, std::numeric_limits<double>::quiet_NaN(), x);
   save_values("nm", {em::nanmedian(y), em::median(y)});
+  const std::int64_t len = m * n, k0 = len / 3, k1 = (2 * len) / 3;
+  save("pt", em::partition(v, {k0, k1}));
+  save("j", em::argpartition(v, k0));
+  auto [tv, ti] = em::topk(v, 10);
+  save("tv", tv);
+  save("ti", ti);
+  auto [h, e] = em::histogram(x, 20, {}, x * x);
+  save("h", h);
+  save("e", e);
+  save("hd", em::histogram<double>(x, 20, {.density = true}).hist);
+  save("b", em::bincount(em::sum(x > 0.0, 1), x(em::all, 0)));
   if (em::world().rank() == 0) {
     std::printf("order_numpy: x %lld x %lld on %d ranks; the plan of cumsum(x, 0):\n", static_cast<long long>(m),
                 static_cast<long long>(n), em::world().size());
@@ -101,3 +116,16 @@ int main(int argc, char** argv) {
 // same("mr", np.median(x, axis=1))
 // y = np.where(x > 1, np.nan, x)
 // same("nm", np.array([np.nanmedian(y), np.median(y)]))
+// k0, k1 = v.size // 3, (2 * v.size) // 3
+// p = got("pt", v); srt = np.sort(v)
+// assert np.array_equal(np.sort(p), srt) and p[k0] == srt[k0] and p[k1] == srt[k1], "p: not a partition"
+// assert (p[:k0] <= p[k0]).all() and (p[k0:k1] >= p[k0]).all() and (p[k0:k1] <= p[k1]).all() and (p[k1:] >= p[k1]).all(), "p: order"
+// j = got("j", np.argpartition(v, k0))
+// assert np.array_equal(np.sort(j), np.arange(v.size)) and v[j[k0]] == srt[k0], "j: not an argpartition"
+// assert (v[j[:k0]] <= srt[k0]).all() and (v[j[k0:]] >= srt[k0]).all(), "j: order"
+// t = np.argsort(-v, kind="stable")[:10]
+// same("ti", t); same("tv", v[t])
+// h, e = np.histogram(x, 20, weights=x * x)
+// close("h", h); same("e", e)
+// close("hd", np.histogram(x, 20, density=True)[0])
+// close("b", np.bincount((x > 0).sum(axis=1), weights=x[:, 0]))

@@ -2,15 +2,18 @@
 //
 //   auto [hist, edges] = ember::histogram(x, 100);       // counts and edges, on every rank
 //   auto h = ember::histogram(x, 10, {.range = {{0.0, 1.0}}});
+//   auto d = ember::histogram<double>(x, 50, {.density = true});   // a probability density
+//   auto w = ember::histogram(x, 50, {}, weights);       // sums of the weights per bin (float64)
 //   auto c = ember::bincount(labels, {.minlength = 8});   // int64 counts, on every rank
+//   auto s = ember::bincount(labels, weights);            // float64 sums of the weights per label
 //   ember::dndarray<std::int64_t, 1> k = ember::digitize(x, {0.0, 0.5, 1.0});   // x's layout
 //
 // One pass over each rank's block and one allreduce of the counts (plus one of
 // the minimum and maximum when the range is not given): the counts are exact
 // and NumPy's, bin by bin, including its edge rules (the last bin is closed,
 // values outside the range are dropped, a uniform histogram computes its bin
-// as NumPy's fast path does, then corrects it against the edges). Evaluated
-// now; not plan steps yet.
+// as NumPy's fast path does, then corrects it against the edges); weights
+// sum per bin in float64 in the same pass. Evaluated now; not plan steps yet.
 #pragma once
 
 #include <algorithm>
@@ -26,12 +29,19 @@
 namespace ember {
 
 struct histogram_options {
-  std::optional<std::pair<double, double>> range;  // default: the data's minimum and maximum
+  std::optional<std::pair<double, double>> range = std::nullopt;  // default: the data's minimum and maximum (ignored with edges)
+  // NumPy's density=True: each bin's count (or weight) / the total / the bin's
+  // width, so that the histogram integrates to 1. Needs floating values:
+  // ember::histogram<double>(...), or weights.
+  bool density = false;
 };
-struct histogram_result {
-  dndarray<std::int64_t, 1> hist;  // counts per bin
-  dndarray<double, 1> bin_edges;   // bins + 1 edges
+// H: the type of the values per bin: int64 counts, or double for densities and weights.
+template <class H>
+struct basic_histogram_result {
+  dndarray<H, 1> hist;            // per bin
+  dndarray<double, 1> bin_edges;  // bins + 1 edges
 };
+using histogram_result = basic_histogram_result<std::int64_t>;
 struct histogram2d_result {
   dndarray<std::int64_t, 2> hist;
   dndarray<double, 1> xedges, yedges;
@@ -135,42 +145,104 @@ auto host_eval(A&& a, const char* what) {
   return x;
 }
 
-}  // namespace detail
+// `w` laid out as `x` (moved there when it is not: one exchange).
+template <class X, class W>
+auto aligned_to(const X& x, const W& w, const char* what, const char* wname) {
+  using WT = typename W::value_type;
+  constexpr int N = W::ndim_v;
+  if (x.layout().shape() != w.layout().shape())
+    throw shape_error(std::string("ember::") + what + ": " + wname + " of shape " + shape_str(w.layout().shape()) +
+                      " must have the shape of the data, " + shape_str(x.layout().shape()));
+  if (w.layout() == x.layout()) return w;
+  dndarray<WT, N> moved(x.layout(), x.comm());
+  ember::copyto(moved, w);
+  return moved;
+}
 
-// np.histogram(a, bins=10, range=None): over all elements of a.
-template <array_like A>
-histogram_result histogram(A&& a, std::int64_t bins = 10, const histogram_options& o = {}) {
-  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
+// Values per bin over this rank's block (`bin_of(v)`: the bin, or -1 outside),
+// summed over the ranks: counts, or sums of the weights `w`.
+template <class H, class T, class Wt, class BinOf>
+std::vector<H> binned(const communicator& c, bool distributed, const T* p, const Wt* w, std::int64_t n,
+                      std::int64_t bins, BinOf bin_of) {
+  std::vector<H> h(static_cast<std::size_t>(bins), H(0));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t k = bin_of(double(p[i]));
+    if (k < 0) continue;
+    if constexpr (std::is_same_v<Wt, void>) h[std::size_t(k)] += H(1);
+    else h[std::size_t(k)] += H(w[i]);
+  }
+  if (distributed) c.allreduce(h.data(), bins, reduce_op::sum);
+  return h;
+}
+
+// The result on every rank; NumPy's density: n / diff(edges) / n.sum().
+template <class H>
+basic_histogram_result<H> histogram_of(std::vector<H> h, const std::vector<double>& e, bool density,
+                                       const communicator& c) {
+  if (density) {
+    if constexpr (std::is_floating_point_v<H>) {
+      H total = 0;
+      for (H v : h) total += v;
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] = h[i] / H(e[i + 1] - e[i]) / total;
+    } else {
+      throw type_error("ember::histogram: density=true gives floating values: call ember::histogram<double>(a, bins, {.density = true})");
+    }
+  }
+  return {replicated_counts<H, 1>(h, c, {std::int64_t(h.size())}), replicated_values(e, c)};
+}
+
+template <class H, class X, class Wt>
+basic_histogram_result<H> uniform_histogram(const X& x, const Wt* w, std::int64_t bins, const histogram_options& o) {
   if (bins < 1) throw value_error("ember::histogram: `bins` must be positive, got " + std::to_string(bins));
   const communicator& c = x.comm();
   const bool distributed = x.layout().split() && c.size() > 1;
-  const auto [lo, hi] = detail::outer_edges(c, x.ldata(), x.lnumel(), distributed, o, "histogram");
-  const auto e = detail::uniform_edges(lo, hi, bins);
+  const auto [lo, hi] = outer_edges(c, x.ldata(), x.lnumel(), distributed, o, "histogram");
+  const auto e = uniform_edges(lo, hi, bins);
   const double norm = double(bins) / (hi - lo);
-  std::vector<std::int64_t> n(static_cast<std::size_t>(bins), 0);
-  const auto* p = x.ldata();
-  for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
-    const std::int64_t k = detail::uniform_bin(double(p[i]), lo, hi, norm, e, bins);
-    if (k >= 0) ++n[std::size_t(k)];
-  }
-  if (distributed) c.allreduce(n.data(), bins, reduce_op::sum);
-  return {detail::replicated_counts<std::int64_t, 1>(n, c, {bins}), detail::replicated_values(e, c)};
+  auto h = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), bins,
+                     [&, lo = lo, hi = hi](double v) { return uniform_bin(v, lo, hi, norm, e, bins); });
+  return histogram_of<H>(std::move(h), e, o.density, c);
+}
+
+template <class H, class X, class Wt>
+basic_histogram_result<H> edges_histogram(const X& x, const Wt* w, const std::vector<double>& edges,
+                                          const histogram_options& o) {
+  check_edges(edges, "histogram");
+  const communicator& c = x.comm();
+  auto h = binned<H>(c, x.layout().split() && c.size() > 1, x.ldata(), w, x.lnumel(), std::int64_t(edges.size()) - 1,
+                     [&](double v) { return edge_bin(v, edges); });
+  return histogram_of<H>(std::move(h), edges, o.density, c);
+}
+
+}  // namespace detail
+
+// np.histogram(a, bins=10, range=None): over all elements of a. H: the type of
+// the counts (int64; double for density=true).
+template <class H = std::int64_t, array_like A>
+basic_histogram_result<H> histogram(A&& a, std::int64_t bins = 10, const histogram_options& o = {}) {
+  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
+  return detail::uniform_histogram<H>(x, static_cast<const void*>(nullptr), bins, o);
 }
 // np.histogram(a, bins=edges): explicit, monotonically increasing edges.
-template <array_like A>
-histogram_result histogram(A&& a, const std::vector<double>& edges) {
+template <class H = std::int64_t, array_like A>
+basic_histogram_result<H> histogram(A&& a, const std::vector<double>& edges, const histogram_options& o = {}) {
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  detail::check_edges(edges, "histogram");
-  const communicator& c = x.comm();
-  const std::int64_t bins = std::int64_t(edges.size()) - 1;
-  std::vector<std::int64_t> n(static_cast<std::size_t>(bins), 0);
-  const auto* p = x.ldata();
-  for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
-    const std::int64_t k = detail::edge_bin(double(p[i]), edges);
-    if (k >= 0) ++n[std::size_t(k)];
-  }
-  if (x.layout().split() && c.size() > 1) c.allreduce(n.data(), bins, reduce_op::sum);
-  return {detail::replicated_counts<std::int64_t, 1>(n, c, {bins}), detail::replicated_values(edges, c)};
+  return detail::edges_histogram<H>(x, static_cast<const void*>(nullptr), edges, o);
+}
+// np.histogram(a, bins, range, density, weights): the sum of the weights (an
+// array of a's shape) per bin, float64.
+template <array_like A, array_like W>
+basic_histogram_result<double> histogram(A&& a, std::int64_t bins, const histogram_options& o, W&& weights) {
+  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
+  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::histogram"), "histogram", "weights");
+  return detail::uniform_histogram<double>(x, w.ldata(), bins, o);
+}
+template <array_like A, array_like W>
+basic_histogram_result<double> histogram(A&& a, const std::vector<double>& edges, const histogram_options& o,
+                                         W&& weights) {
+  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
+  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::histogram"), "histogram", "weights");
+  return detail::edges_histogram<double>(x, w.ldata(), edges, o);
 }
 
 // np.histogram2d(x, y, bins): x and y of one shape (y moved to x's layout when
@@ -178,18 +250,8 @@ histogram_result histogram(A&& a, const std::vector<double>& edges) {
 template <array_like X, array_like Y>
 histogram2d_result histogram2d(X&& xs, Y&& ys, std::int64_t bins = 10) {
   const auto x = detail::host_eval(std::forward<X>(xs), "ember::histogram2d");
-  auto y0 = detail::host_eval(std::forward<Y>(ys), "ember::histogram2d");
-  if (x.layout().shape() != y0.layout().shape())
-    throw shape_error("ember::histogram2d: x of shape " + detail::shape_str(x.layout().shape()) + " and y of shape " +
-                      detail::shape_str(y0.layout().shape()) + " must have one shape");
+  const auto y = detail::aligned_to(x, detail::host_eval(std::forward<Y>(ys), "ember::histogram2d"), "histogram2d", "y");
   if (bins < 1) throw value_error("ember::histogram2d: `bins` must be positive, got " + std::to_string(bins));
-  using YT = typename decltype(y0)::value_type;
-  constexpr int N = decltype(y0)::ndim_v;
-  dndarray<YT, N> y = y0;
-  if (!(y0.layout() == x.layout())) {
-    y = dndarray<YT, N>(x.layout(), x.comm());
-    ember::copyto(y, y0);
-  }
   const communicator& c = x.comm();
   const bool distributed = x.layout().split() && c.size() > 1;
   const auto [xl, xh] = detail::outer_edges(c, x.ldata(), x.lnumel(), distributed, {}, "histogram2d");
@@ -205,28 +267,49 @@ histogram2d_result histogram2d(X&& xs, Y&& ys, std::int64_t bins = 10) {
           detail::replicated_values(ey, c)};
 }
 
-// np.bincount(x, minlength=): counts of each non-negative integer in the 1-D x.
-template <array_like A>
-dndarray<std::int64_t, 1> bincount(A&& xs, const bincount_options& o = {}) {
-  const auto x = detail::host_eval(std::forward<A>(xs), "ember::bincount");
-  using T = typename decltype(x)::value_type;
-  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "ember::bincount: takes non-negative integers (cast with astype)");
-  static_assert(decltype(x)::ndim_v == 1, "ember::bincount: takes a 1-D array");
-  const communicator& c = x.comm();
-  const bool distributed = x.layout().split() && c.size() > 1;
+namespace detail {
+
+// np.bincount's length: max(x) + 1 or minlength; negative values refused.
+template <class X>
+std::int64_t bincount_length(const X& x, bool distributed, const bincount_options& o) {
   std::int64_t mm[2] = {0, -1};  // -min, max
   for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
     mm[0] = std::max(mm[0], -std::int64_t(x.ldata()[i]));
     mm[1] = std::max(mm[1], std::int64_t(x.ldata()[i]));
   }
-  if (distributed) c.allreduce(mm, 2, reduce_op::max);
+  if (distributed) x.comm().allreduce(mm, 2, reduce_op::max);
   if (mm[0] > 0) throw value_error("ember::bincount: the array must have no negative elements, its minimum is " + std::to_string(-mm[0]));
   if (o.minlength < 0) throw value_error("ember::bincount: minlength must be non-negative, got " + std::to_string(o.minlength));
-  const std::int64_t len = std::max(mm[1] + 1, o.minlength);
-  std::vector<std::int64_t> n(static_cast<std::size_t>(len), 0);
-  for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) ++n[std::size_t(x.ldata()[i])];
-  if (distributed) c.allreduce(n.data(), len, reduce_op::sum);
-  return detail::replicated_counts<std::int64_t, 1>(n, c, {len});
+  return std::max(mm[1] + 1, o.minlength);
+}
+
+template <class H, class A, class Wt>
+dndarray<H, 1> bincount_of(const A& x, const Wt* w, const bincount_options& o) {
+  using T = typename A::value_type;
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "ember::bincount: takes non-negative integers (cast with astype)");
+  static_assert(A::ndim_v == 1, "ember::bincount: takes a 1-D array");
+  const communicator& c = x.comm();
+  const bool distributed = x.layout().split() && c.size() > 1;
+  const std::int64_t len = bincount_length(x, distributed, o);
+  auto n = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), len, [](double v) { return std::int64_t(v); });
+  return replicated_counts<H, 1>(n, c, {len});
+}
+
+}  // namespace detail
+
+// np.bincount(x, minlength=): counts of each non-negative integer in the 1-D x.
+template <array_like A>
+dndarray<std::int64_t, 1> bincount(A&& xs, const bincount_options& o = {}) {
+  return detail::bincount_of<std::int64_t>(detail::host_eval(std::forward<A>(xs), "ember::bincount"),
+                                           static_cast<const void*>(nullptr), o);
+}
+// np.bincount(x, weights, minlength=): the sum of the weights (x's shape) of
+// each value, float64.
+template <array_like A, array_like W>
+dndarray<double, 1> bincount(A&& xs, W&& weights, const bincount_options& o = {}) {
+  const auto x = detail::host_eval(std::forward<A>(xs), "ember::bincount");
+  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::bincount"), "bincount", "weights");
+  return detail::bincount_of<double>(x, w.ldata(), o);
 }
 
 // np.digitize(x, bins, right=False): the bin index of every element (x's

@@ -8,22 +8,16 @@
 #include <string>
 
 #include "../runtime/exchange.hpp"
+#include "sort_common.hpp"
 
 namespace ember {
 
 namespace {
 
-// NumPy's order: NaN after everything (and equal to NaN).
-template <class T>
-bool less_nan_last(const T& a, const T& b) {
-  if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
-  else return a < b;
-}
-template <class T>
-struct order {
-  bool descending = false;
-  bool operator()(const T& a, const T& b) const { return descending ? less_nan_last(b, a) : less_nan_last(a, b); }
-};
+using sorting_detail::byte_type;
+using sorting_detail::order;
+
+int as_int(std::int64_t v, const char* what) { return sorting_detail::mpi_count(v, "ember::sort", what); }
 
 // An element with what makes it unique: its global index (argsort) or its
 // position in the concatenation of the locally sorted blocks (sort).
@@ -41,23 +35,6 @@ struct keyed_order {
     return a.tie < b.tie;
   }
 };
-
-// One MPI datatype of `bytes` contiguous bytes, so that counts are elements.
-struct byte_type {
-  MPI_Datatype t{};
-  explicit byte_type(std::size_t bytes) {
-    detail::check_mpi(MPI_Type_contiguous(int(bytes), MPI_BYTE, &t), "MPI_Type_contiguous");
-    detail::check_mpi(MPI_Type_commit(&t), "MPI_Type_commit");
-  }
-  ~byte_type() { MPI_Type_free(&t); }
-};
-
-int as_int(std::int64_t v, const char* what) {
-  if (v > INT_MAX)
-    throw value_error(std::string("ember::sort: ") + what + " of " + std::to_string(v) +
-                      " elements exceeds MPI's int counts; sort over more ranks");
-  return int(v);
-}
 
 // Merges the sorted runs [bounds[i], bounds[i+1]) of v into dest, pairwise,
 // out of place (v and a scratch buffer take turns; the last pass writes dest).
@@ -165,6 +142,20 @@ void distribute_sorted(const layout& l, const communicator& comm, std::vector<E>
   exchange(from, to, r, sizeof(E)).run(comm, merged.data(), out);
 }
 
+// Sorts the (value, unique key) pairs `e` (laid out as `l`) into this rank's
+// block of the balanced layout: values to `out`, keys to `keys_out`.
+template <class T>
+void sort_pairs(const layout& l, const communicator& comm, std::vector<keyed<T>>& e, const keyed_order<T>& kord, T* out,
+                std::int64_t* keys_out) {
+  std::sort(e.begin(), e.end(), kord);  // (the keys are unique: the same order as a stable sort by value)
+  std::vector<keyed<T>> res(static_cast<std::size_t>(layout::balanced(l.shape(), 0, comm.size()).local_size(comm.rank())));
+  distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord, res.data());
+  for (std::size_t i = 0; i < res.size(); ++i) {
+    out[i] = res[i].v;
+    keys_out[i] = res[i].tie;
+  }
+}
+
 template <class T>
 void sort_local_impl(const index_vec& lshape, int axis, const T* in, T* out, std::int64_t* index_out,
                      const sort_options& o);
@@ -187,14 +178,7 @@ void sort_vector_impl(const layout& l, const communicator& comm, const T* in, T*
     // (value, global index): stable on every rank, and unique
     std::vector<keyed<T>> e(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {in[i], off + i};
-    std::sort(e.begin(), e.end(), kord);  // (the ties are unique: the same order as a stable sort by value)
-    std::vector<keyed<T>> res(static_cast<std::size_t>(layout::balanced(l.shape(), 0, comm.size()).local_size(r)));
-    distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord, res.data());
-    for (std::size_t i = 0; i < res.size(); ++i) {
-      out[i] = res[i].v;
-      index_out[i] = res[i].tie;
-    }
-    return;
+    return sort_pairs<T>(l, comm, e, kord, out, index_out);
   }
   // values only: equal values are told apart by their position in the
   // concatenated sorted blocks, for the splitters only; the values travel alone
@@ -241,6 +225,26 @@ void sort_local_impl(const index_vec& lshape, int axis, const T* in, T* out, std
     }
 }
 
+template <class T>
+void sort_keyed_impl(const communicator& comm, const T* values, const std::int64_t* keys, std::int64_t n, T* out,
+                     std::int64_t* keys_out, const sort_options& o) {
+  const keyed_order<T> kord{order<T>{o.descending}};
+  std::vector<keyed<T>> e(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {values[i], keys[i]};
+  if (comm.size() == 1) {
+    std::sort(e.begin(), e.end(), kord);
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      out[i] = e[i].v;
+      keys_out[i] = e[i].tie;
+    }
+    return;
+  }
+  const index_vec counts = comm.allgather(n);
+  std::int64_t total = 0;
+  for (auto c : counts) total += c;
+  sort_pairs<T>(layout(index_vec{total}, 0, counts), comm, e, kord, out, keys_out);
+}
+
 }  // namespace
 
 // (bool is stored as one byte 0 or 1 and sorts as uint8: vector<bool> packs bits)
@@ -263,9 +267,21 @@ void sort_local(const index_vec& lshape, int axis, const T* in, T* out, std::int
     sort_local_impl<T>(lshape, axis, in, out, index_out, o);
 }
 
+template <class T>
+void sort_keyed(const communicator& comm, const T* values, const std::int64_t* keys, std::int64_t n, T* out,
+                std::int64_t* keys_out, const sort_options& o) {
+  if constexpr (std::is_same_v<T, bool>)
+    sort_keyed_impl<std::uint8_t>(comm, reinterpret_cast<const std::uint8_t*>(values), keys, n,
+                                  reinterpret_cast<std::uint8_t*>(out), keys_out, o);
+  else
+    sort_keyed_impl<T>(comm, values, keys, n, out, keys_out, o);
+}
+
 #define EMBER_SORT(T)                                                                                              \
   template void sort_vector<T>(const layout&, const communicator&, const T*, T*, std::int64_t*, const sort_options&); \
-  template void sort_local<T>(const index_vec&, int, const T*, T*, std::int64_t*, const sort_options&);
+  template void sort_local<T>(const index_vec&, int, const T*, T*, std::int64_t*, const sort_options&);         \
+  template void sort_keyed<T>(const communicator&, const T*, const std::int64_t*, std::int64_t, T*, std::int64_t*, \
+                              const sort_options&);
 EMBER_SORT(bool)
 EMBER_SORT(float)
 EMBER_SORT(double)

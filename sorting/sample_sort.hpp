@@ -38,6 +38,14 @@ template <class T>
 void sort_vector(const layout& l, const communicator& comm, const T* in, T* out, std::int64_t* index_out,
                  const sort_options& o);
 
+// Sorts the `n` (value, key) pairs of this rank (`keys` unique over all ranks,
+// e.g. global indices) by value, then key, into this rank's block of the
+// balanced layout of all ranks' pairs together: values to `out`, keys to
+// `keys_out` (topk sorts its candidates so). Collective.
+template <class T>
+void sort_keyed(const communicator& comm, const T* values, const std::int64_t* keys, std::int64_t n, T* out,
+                std::int64_t* keys_out, const sort_options& o);
+
 // Sorts each line along `axis` of a block of shape `lshape` (row-major) locally:
 // values into `out`, and with `index_out` the indices along the axis (argsort).
 template <class T>

@@ -5,7 +5,8 @@
 // directions, right=True, NaN); unique with index/inverse/counts (all equal,
 // many duplicates, NaN counted once), isin, searchsorted against a split
 // sorted array, intersect1d/union1d/setdiff1d; every split, uneven blocks,
-// 1-4 ranks, errors on every rank.
+// 1-4 ranks, errors on every rank; weights (histogram, bincount) and
+// densities against the same sums written out.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -187,4 +188,56 @@ TEST_CASE("unique with index, inverse and counts; isin, searchsorted and sets", 
     REQUIRE(test::all_ranks(local_values(ember::intersect1d(a, b)) == wi2 && local_values(ember::union1d(a, b)) == wu &&
                             local_values(ember::setdiff1d(a, b)) == wd));
   }
+}
+
+TEST_CASE("weighted histograms and bincounts, densities", "[histogram]") {
+  std::vector<double> x, w;
+  std::vector<std::int64_t> lab;
+  for (int i = 0; i < 513; ++i) {
+    x.push_back(double((i * 37) % 101) / 10.0 - 2.0);
+    w.push_back(0.25 * double((i * 11) % 9) - 0.5);  // quarters: every sum below is exact
+    lab.push_back((i * 13) % 17);
+  }
+  const double lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
+  std::vector<double> edges;
+  const auto counts = serial_histogram(x, 12, lo, hi, edges);
+  // the weights' sums per bin: the same bins as the counts
+  std::vector<double> ws(12, 0.0);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::int64_t k = x[i] == edges.back() ? 11 : std::int64_t(std::upper_bound(edges.begin(), edges.end(), x[i]) - edges.begin()) - 1;
+    ws[std::size_t(k)] += w[i];
+  }
+  // NumPy's density: n / diff(edges) / n.sum()
+  auto density = [&](std::vector<double> n) {
+    double t = 0;
+    for (double v : n) t += v;
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] = n[i] / (edges[i + 1] - edges[i]) / t;
+    return n;
+  };
+  const std::vector<double> cd(counts.begin(), counts.end());
+  for (auto sp : {split_axis{0}, split_axis{}})
+    for (auto wsp : {split_axis{0}, split_axis{}}) {
+      INFO("split " << (sp ? 0 : -1) << " weights split " << (wsp ? 0 : -1));
+      const auto xa = vec(x, sp);
+      const auto wa = vec(w, wsp);  // another layout: moved to x's
+      const auto hw = ember::histogram(xa, 12, {}, wa);
+      REQUIRE(test::all_ranks(local_values(hw.hist) == ws && local_values(hw.bin_edges) == edges));
+      const auto he = ember::histogram(xa, edges, {}, wa * 1.0);  // explicit edges, an expression of weights
+      REQUIRE(test::all_ranks(local_values(he.hist) == ws));
+      const auto hd = ember::histogram<double>(xa, 12, {.density = true});
+      REQUIRE(test::all_ranks(local_values(hd.hist) == density(cd)));
+      const auto hwd = ember::histogram(xa, 12, {.density = true}, wa);
+      REQUIRE(test::all_ranks(local_values(hwd.hist) == density(ws)));
+      REQUIRE_THROWS_AS(ember::histogram(xa, 12, {.density = true}), ember::type_error);  // int64 counts
+      REQUIRE_THROWS_AS(ember::histogram(xa, 12, {}, vec({1.0, 2.0}, wsp)), ember::shape_error);
+      // bincount(x, weights)
+      std::vector<double> bw(20, 0.0);
+      for (std::size_t i = 0; i < lab.size(); ++i) bw[std::size_t(lab[i])] += w[i];
+      const auto b = ember::bincount(ivec(lab, sp), wa, {.minlength = 20});
+      static_assert(std::is_same_v<typename decltype(b)::value_type, double>);
+      REQUIRE(test::all_ranks(local_values(b) == bw));
+      bw.resize(17);
+      REQUIRE(test::all_ranks(local_values(ember::bincount(ivec(lab, sp), wa)) == bw));
+    }
+  REQUIRE(test::all_ranks(true));
 }

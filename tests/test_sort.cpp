@@ -3,7 +3,10 @@
 // already sorted, reverse sorted, few distinct values, NaN and +-inf, uneven
 // blocks and ranks without elements, 1-4 ranks), balanced results, global
 // stable argsort indices, descending order; N-D arrays along every axis of
-// every split; errors on every rank.
+// every split; errors on every rank. partition/argpartition: NumPy's property
+// for every kth, a permutation, and along a split vector exactly the stable
+// class order the distributed algorithm promises; topk against the first k of
+// a stable sort (values and global indices, NaN largest).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -169,5 +172,217 @@ TEST_CASE("a bad sort axis raises on every rank", "[sort][errors]") {
   auto x = ember::zeros<double>({4, 3}, {.split = 0});
   REQUIRE_THROWS_AS(ember::sort(x, 2), ember::axis_error);
   REQUIRE_THROWS_AS(ember::argsort(x, -3), ember::axis_error);
+  REQUIRE(test::all_ranks(true));
+}
+
+namespace {
+
+// NumPy's partition property for each kth of the gathered result `p` (NaN
+// last), and that `p` holds the input's values.
+template <class T>
+bool partitioned(const std::vector<T>& p, const std::vector<T>& sorted, const std::vector<std::int64_t>& kth) {
+  std::vector<T> ps(p);
+  std::stable_sort(ps.begin(), ps.end(), less_nan_last<T>);
+  if (!same_values(ps, sorted)) return false;
+  for (std::int64_t k : kth) {
+    const auto kk = static_cast<std::size_t>(k);
+    if (!same_values(std::vector<T>{p[kk]}, std::vector<T>{sorted[kk]})) return false;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (i < kk && less_nan_last(p[kk], p[i])) return false;
+      if (i > kk && less_nan_last(p[i], p[kk])) return false;
+    }
+  }
+  return true;
+}
+
+// What the distributed partition computes exactly: a stable partition of the
+// elements into the classes below / equal to each pivot, NaN last.
+template <class T>
+std::vector<std::int64_t> class_order(const std::vector<T>& g, const std::vector<T>& sorted, std::vector<std::int64_t> kth) {
+  std::sort(kth.begin(), kth.end());
+  std::vector<T> piv;
+  for (std::int64_t k : kth)
+    if constexpr (std::is_floating_point_v<T>) {
+      if (!std::isnan(sorted[std::size_t(k)])) piv.push_back(sorted[std::size_t(k)]);
+    } else {
+      piv.push_back(sorted[std::size_t(k)]);
+    }
+  piv.erase(std::unique(piv.begin(), piv.end()), piv.end());
+  auto cls = [&](T x) -> std::int64_t {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) return 2 * std::int64_t(piv.size()) + 1;
+    const auto j = std::int64_t(std::lower_bound(piv.begin(), piv.end(), x) - piv.begin());
+    return j < std::int64_t(piv.size()) && piv[std::size_t(j)] == x ? 2 * j + 1 : 2 * j;
+  };
+  std::vector<std::int64_t> idx(g.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) { return cls(g[std::size_t(a)]) < cls(g[std::size_t(b)]); });
+  return idx;
+}
+
+template <class T>
+void check_partition(const std::vector<T>& g, split_axis sp, bool uneven, const std::vector<std::int64_t>& kth_in) {
+  const std::int64_t n = std::int64_t(g.size());
+  auto x = ember::array(std::span<const T>(g), std::array<std::int64_t, 1>{n}, {.split = sp});
+  if (uneven) test::unbalance(x);
+  std::vector<std::int64_t> kth;
+  for (auto k : kth_in) kth.push_back(k < 0 ? k + n : k);
+  auto sorted = g;
+  std::stable_sort(sorted.begin(), sorted.end(), less_nan_last<T>);
+  const auto p = ember::partition(x, kth_in);
+  const auto i = ember::argpartition(x, kth_in);
+  const auto pg = test::gathered(p);
+  const auto ig = test::gathered(i);
+  std::vector<T> at_i;
+  bool perm = ig.size() == g.size();
+  std::vector<bool> seen(g.size(), false);
+  for (auto k : ig) {
+    perm = perm && k >= 0 && k < n && !seen[std::size_t(k)];
+    if (perm) seen[std::size_t(k)] = true, at_i.push_back(g[std::size_t(k)]);
+  }
+  REQUIRE(test::all_ranks(perm && partitioned(pg, sorted, kth) && partitioned(at_i, sorted, kth)));
+  if (sp && ember::world().size() > 1) {  // distributed: exactly the stable class order
+    REQUIRE(p.is_balanced());
+    const auto want = class_order(g, sorted, kth);
+    std::vector<T> wv;
+    for (auto k : want) wv.push_back(g[std::size_t(k)]);
+    REQUIRE(test::all_ranks(ig == want && same_values(pg, wv)));
+  }
+}
+
+template <class T>
+void check_topk(const std::vector<test::host_t<T>>& g, split_axis sp, bool uneven, std::int64_t k, bool largest) {
+  using H = test::host_t<T>;
+  const std::int64_t n = std::int64_t(g.size());
+  auto x = ember::array(std::span<const T>(reinterpret_cast<const T*>(g.data()), g.size()), std::array<std::int64_t, 1>{n},
+                        {.split = sp});
+  if (uneven) test::unbalance(x);
+  const auto [v, idx] = ember::topk(x, k, -1, {.largest = largest});
+  std::vector<std::int64_t> want(g.size());
+  std::iota(want.begin(), want.end(), 0);
+  std::stable_sort(want.begin(), want.end(), [&](std::int64_t a, std::int64_t b) {
+    const H p = g[std::size_t(a)], q = g[std::size_t(b)];
+    return largest ? less_nan_last(q, p) : less_nan_last(p, q);
+  });
+  want.resize(std::size_t(k));
+  std::vector<H> wv;
+  for (auto i : want) wv.push_back(g[std::size_t(i)]);
+  REQUIRE(test::all_ranks(test::gathered(idx) == want && same_values(test::gathered(v), wv)));
+  REQUIRE(v.shape()[0] == k);
+  if (sp) REQUIRE(v.is_balanced());
+}
+
+}  // namespace
+
+TEST_CASE("partition and argpartition put each kth where a sort does", "[sort][partition]") {
+  const int P = ember::world().size();
+  for (const std::string kind : {"random", "equal", "sorted", "reversed", "few"})
+    for (const std::int64_t n : {std::int64_t(1), std::int64_t(37), std::int64_t(1000)})
+      for (auto sp : {split_axis{0}, split_axis{}})
+        for (const bool uneven : {false, true}) {
+          INFO(kind << " n " << n << " split " << (sp ? 0 : -1) << " uneven " << uneven << " ranks " << P);
+          const auto gd = data_of<double>(kind, n, 21 + std::uint64_t(n));
+          const auto gi = data_of<std::int64_t>(kind, n, 22);
+          const std::vector<std::vector<std::int64_t>> kths{{0}, {n - 1}, {n / 2}, {-1}, {n / 3, n / 2, n / 2, 0}};
+          for (const auto& kth : kths) {
+            check_partition<double>(gd, sp, uneven, kth);
+            check_partition<std::int64_t>(gi, sp, uneven, kth);
+          }
+          if (n == 1000) {
+            check_partition<float>(data_of<float>(kind, n, 23), sp, uneven, {10, 500});
+            check_partition<std::uint8_t>(data_of<std::uint8_t>(kind, n, 24), sp, uneven, {999, 3});
+          }
+        }
+  // NaN last: a kth in the NaN part, one before it; +-inf in place
+  const std::vector<double> v{3.0, qnan, -inf, 0.0, inf, qnan, -1.0, 2.0, -0.5, 7.0, qnan, 2.0};
+  for (auto sp : {split_axis{0}, split_axis{}})
+    for (const bool uneven : {false, true}) {
+      check_partition<double>(v, sp, uneven, {10});
+      check_partition<double>(v, sp, uneven, {0, 8, 9});
+      check_partition<double>(v, sp, uneven, {4, 5});
+    }
+}
+
+TEST_CASE("topk: the k largest or smallest, sorted, ties by global index", "[sort][topk]") {
+  for (const std::string kind : {"random", "equal", "sorted", "reversed", "few"})
+    for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(37), std::int64_t(1000)})
+      for (auto sp : {split_axis{0}, split_axis{}})
+        for (const bool uneven : {false, true})
+          for (const bool largest : {true, false}) {
+            INFO(kind << " n " << n << " split " << (sp ? 0 : -1) << " uneven " << uneven << " largest " << largest);
+            for (const std::int64_t k : {std::int64_t(0), std::int64_t(1), std::int64_t(5), n / 2, n}) {
+              if (k > n) continue;
+              check_topk<double>(data_of<double>(kind, n, 31 + std::uint64_t(n)), sp, uneven, k, largest);
+              check_topk<std::int32_t>(data_of<std::int32_t>(kind, n, 32), sp, uneven, k, largest);
+            }
+            if (n == 1000) check_topk<bool>(data_of<bool>(kind, n, 33), sp, uneven, 600, largest);
+          }
+  const std::vector<double> v{3.0, qnan, -inf, 0.0, inf, qnan, -1.0, 2.0, -0.5, 7.0, qnan, 2.0};
+  for (auto sp : {split_axis{0}, split_axis{}})
+    for (const std::int64_t k : {1, 2, 3, 4, 9, 10, 12})
+      for (const bool largest : {true, false}) check_topk<double>(v, sp, true, k, largest);
+}
+
+TEST_CASE("partition and topk of N-D arrays along every axis of every split", "[sort][partition][topk]") {
+  const std::int64_t r = 7, c = 5;
+  std::vector<double> g(static_cast<std::size_t>(r * c));
+  std::mt19937_64 rng(5);
+  for (auto& x : g) x = double(std::int64_t(rng() % 11) - 5);
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}})
+    for (int axis : {0, 1, -1}) {
+      INFO("split " << (sp ? *sp : -1) << " axis " << axis);
+      auto x = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
+      test::unbalance(x);
+      const int ax = axis < 0 ? axis + 2 : axis;
+      const std::int64_t lines = ax == 0 ? c : r, len = ax == 0 ? r : c, k = 3, kth = len / 2;
+      const auto pg = test::gathered(ember::partition(x, kth, axis));
+      const auto ig = test::gathered(ember::argpartition(x, {0, kth}, axis));
+      const auto [tv, ti] = ember::topk(x * 1.0, k, axis);  // an expression operand
+      const auto [bv, bi] = ember::topk(x, k, axis, {.largest = false});
+      REQUIRE(tv.shape()[std::size_t(ax)] == k);
+      const auto tvg = test::gathered(tv);
+      const auto tig = test::gathered(ti), big = test::gathered(bi);
+      bool ok = true;
+      for (std::int64_t l = 0; l < lines; ++l) {
+        auto at = [&](std::int64_t j) { return static_cast<std::size_t>(ax == 0 ? j * c + l : l * c + j); };
+        auto kat = [&](std::int64_t j) { return static_cast<std::size_t>(ax == 0 ? j * c + l : l * k + j); };
+        std::vector<double> line, pl, il;
+        for (std::int64_t j = 0; j < len; ++j) {
+          line.push_back(g[at(j)]);
+          pl.push_back(pg[at(j)]);
+          il.push_back(g[at(ig[at(j)])]);
+        }
+        auto sorted = line;
+        std::stable_sort(sorted.begin(), sorted.end());
+        ok = ok && partitioned(pl, sorted, {kth}) && partitioned(il, sorted, {0, kth});
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(len));
+        std::iota(idx.begin(), idx.end(), 0);
+        auto desc = idx;
+        std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) { return line[std::size_t(a)] < line[std::size_t(b)]; });
+        std::stable_sort(desc.begin(), desc.end(), [&](std::int64_t a, std::int64_t b) { return line[std::size_t(a)] > line[std::size_t(b)]; });
+        for (std::int64_t j = 0; j < k; ++j) {
+          ok = ok && tig[kat(j)] == desc[std::size_t(j)] && tvg[kat(j)] == line[std::size_t(desc[std::size_t(j)])];
+          ok = ok && big[kat(j)] == idx[std::size_t(j)];
+        }
+      }
+      REQUIRE(test::all_ranks(ok));
+    }
+}
+
+TEST_CASE("bad kth, k and axes raise on every rank", "[sort][partition][topk][errors]") {
+  auto x = ember::zeros<double>({4, 3}, {.split = 0});
+  auto v = ember::zeros<double>({10}, {.split = 0});
+  REQUIRE_THROWS_AS(ember::partition(v, 10), ember::value_error);
+  REQUIRE_THROWS_AS(ember::argpartition(v, {2, -11}), ember::value_error);
+  REQUIRE_THROWS_AS(ember::partition(x, 3, 1), ember::value_error);
+  REQUIRE_THROWS_AS(ember::partition(x, 0, 2), ember::axis_error);
+  REQUIRE_THROWS_AS(ember::topk(v, 11), ember::value_error);
+  REQUIRE_THROWS_AS(ember::topk(v, -1), ember::value_error);
+  REQUIRE_THROWS_AS(ember::topk(x, 1, -3), ember::axis_error);
+  try {
+    ember::partition(x, 5, 0);
+  } catch (const ember::value_error& e) {
+    REQUIRE(std::string(e.what()).find("kth(=5) out of bounds (4) for axis 0 of an array of shape (4, 3)") != std::string::npos);
+  }
   REQUIRE(test::all_ranks(true));
 }

@@ -1,0 +1,158 @@
+// Partial sorts: NumPy's partition and argpartition, and topk (PyTorch's
+// spelling; NumPy writes np.sort(a)[::-1][:k]).
+//
+//   auto p = ember::partition(x, 5);                 // p[5] is where a sort puts it; smaller before, larger after
+//   auto i = ember::argpartition(x, {10, 20});       // global int64 indices
+//   auto [v, idx] = ember::topk(x, 10);              // the 10 largest, largest first, their global indices
+//   auto [lo, li] = ember::topk(a, 3, 1, {.largest = false});   // along a local axis: no communication
+//
+// Along the split axis of a vector these are distributed (sorting/partition.hpp:
+// distributed selection of the pivots, no sort; one all-to-all places every
+// element) and the result is balanced; along a local axis each rank works on
+// its lines. An N-D array along its split axis is first resplit along another
+// axis, as for sort. NaN sorts last (partition) and counts as the largest
+// value (topk, as sort's descending order). topk's values come sorted, ties in
+// index order. A partition of a split vector keeps the elements of each
+// partition in their global order (NumPy leaves that order unspecified); along
+// a local axis it is std::nth_element's.
+//
+// Evaluated now, like sort: not plan steps yet.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../dsl/eval.hpp"
+#include "../dsl/shift.hpp"
+#include "../shape/shape.hpp"
+#include "partition.hpp"
+
+namespace ember {
+
+struct topk_options {
+  bool largest = true;  // false: the k smallest, smallest first
+};
+
+template <class T, int N>
+struct topk_result {
+  dndarray<T, N> values;
+  dndarray<std::int64_t, N> indices;  // along the axis (global for a split vector)
+};
+
+namespace detail {
+
+template <class A>
+auto sortable_eval(A&& a, const char* what) {
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  static_assert(N >= 1, "ember: partition/topk need an array of at least one axis");
+  static_assert(!is_complex_v<T>, "ember: partition/topk take real numbers (NumPy orders complex lexicographically; not here yet)");
+  dndarray<T, N> x = ember::eval(std::forward<A>(a));
+  require_host(x.device(), what);
+  return x;
+}
+
+// NumPy's kth: negative counts from the end; sorted, each once.
+inline std::vector<std::int64_t> normalized_kth(std::vector<std::int64_t> kth, std::int64_t len, int axis,
+                                                const index_vec& shape, const char* what) {
+  for (auto& k : kth) {
+    const std::int64_t orig = k;
+    if (k < 0) k += len;
+    if (k < 0 || k >= len)
+      throw value_error(std::string(what) + ": kth(=" + std::to_string(orig) + ") out of bounds (" + std::to_string(len) +
+                        ") for axis " + std::to_string(axis) + " of an array of shape " + shape_str(shape));
+  }
+  std::sort(kth.begin(), kth.end());
+  kth.erase(std::unique(kth.begin(), kth.end()), kth.end());
+  return kth;
+}
+
+template <bool WithIndex, class T, int N>
+std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> partition_array(const dndarray<T, N>& x, std::vector<std::int64_t> kth, int axis, const char* what) {
+  const int ax = normalized_axis(axis, N, what + 7);  // (the name without "ember::")
+  const communicator& c = x.comm();
+  const layout& l = x.layout();
+  const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
+  if constexpr (N > 1) {
+    if (along_split) return partition_array<WithIndex>(ember::resplit(x, ax == 0 ? 1 : 0), std::move(kth), ax, what);
+  }
+  kth = normalized_kth(std::move(kth), l.shape()[std::size_t(ax)], ax, l.shape(), what);
+  const layout out_l = along_split ? layout::balanced(l.shape(), 0, c.size()) : l;
+  dndarray<T, N> v(out_l, c);
+  dndarray<std::int64_t, N> idx;
+  std::int64_t* ip = nullptr;
+  if constexpr (WithIndex) {
+    idx = dndarray<std::int64_t, N>(out_l, c);
+    ip = idx.ldata();
+  }
+  if (along_split) partition_vector<T>(l, c, x.ldata(), v.ldata(), ip, kth);
+  else partition_local<T>(l.lshape(c.rank()), ax, x.ldata(), v.ldata(), ip, kth);
+  if constexpr (WithIndex) return idx;
+  else return v;
+}
+
+template <class T, int N>
+topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, const topk_options& o) {
+  const int ax = normalized_axis(axis, N, "topk");
+  const communicator& c = x.comm();
+  const layout& l = x.layout();
+  const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
+  if constexpr (N > 1) {
+    if (along_split) return topk_array(ember::resplit(x, ax == 0 ? 1 : 0), k, ax, o);
+  }
+  const std::int64_t len = l.shape()[std::size_t(ax)];
+  if (k < 0 || k > len)
+    throw value_error("ember::topk: k = " + std::to_string(k) + " is out of range for axis " + std::to_string(ax) +
+                      " of length " + std::to_string(len) + " (shape " + shape_str(l.shape()) + ")");
+  index_vec shape = l.shape();
+  shape[std::size_t(ax)] = k;
+  // split along the axis (one rank, or a vector): balanced; split elsewhere:
+  // the same blocks of lines; replicated: replicated
+  const layout out_l = !l.split()          ? replicated_layout(shape, c.size())
+                       : *l.split() == ax ? layout::balanced(shape, ax, c.size())
+                                          : l.with_shape(shape, *l.split());
+  topk_result<T, N> r{dndarray<T, N>(out_l, c), dndarray<std::int64_t, N>(out_l, c)};
+  if (along_split) topk_vector<T>(l, c, x.ldata(), k, o.largest, r.values.ldata(), r.indices.ldata());
+  else topk_local<T>(l.lshape(c.rank()), ax, x.ldata(), k, o.largest, r.values.ldata(), r.indices.ldata());
+  return r;
+}
+
+}  // namespace detail
+
+// np.partition(a, kth, axis=-1): the element at position kth is the one a sort
+// puts there; every element before it is not larger, every one after not smaller.
+template <array_like A>
+auto partition(A&& a, std::int64_t kth, int axis = -1) {
+  return detail::partition_array<false>(detail::sortable_eval(std::forward<A>(a), "ember::partition"),
+                                        std::vector<std::int64_t>{kth}, axis, "ember::partition");
+}
+// np.partition(a, [k0, k1, ...], axis=-1): every kth in its sorted place at once.
+template <array_like A>
+auto partition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
+  return detail::partition_array<false>(detail::sortable_eval(std::forward<A>(a), "ember::partition"), kth, axis,
+                                        "ember::partition");
+}
+// np.argpartition: the int64 indices along `axis` (global for a split vector)
+// that partition `a`.
+template <array_like A>
+auto argpartition(A&& a, std::int64_t kth, int axis = -1) {
+  return detail::partition_array<true>(detail::sortable_eval(std::forward<A>(a), "ember::argpartition"),
+                                       std::vector<std::int64_t>{kth}, axis, "ember::argpartition");
+}
+template <array_like A>
+auto argpartition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
+  return detail::partition_array<true>(detail::sortable_eval(std::forward<A>(a), "ember::argpartition"), kth, axis,
+                                       "ember::argpartition");
+}
+
+// The k largest elements along `axis` (or the k smallest: {.largest = false}),
+// in that order, with their indices along the axis: `auto [values, indices] =
+// ember::topk(a, k)`. Ties in index order; NaN is the largest value.
+template <array_like A>
+auto topk(A&& a, std::int64_t k, int axis = -1, const topk_options& o = {}) {
+  return detail::topk_array(detail::sortable_eval(std::forward<A>(a), "ember::topk"), k, axis, o);
+}
+
+}  // namespace ember
