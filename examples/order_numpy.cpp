@@ -76,6 +76,10 @@ int main(int argc, char** argv) {
   save("e", e);
   save("hd", em::histogram<double>(x, 20, {.density = true}).hist);
   save("b", em::bincount(em::sum(x > 0.0, 1), x(em::all, 0)));
+  // complex: lexicographic, ties in the real part decided by the imaginary part
+  em::dndarray<std::complex<double>, 1> z = em::floor(x(em::all, 0)) + std::complex<double>(0.0, 1.0) * x(em::all, 1);
+  save("zs", em::sort(z));
+  save("zi", em::argsort(z));
   if (em::world().rank() == 0) {
     std::printf("order_numpy: x %lld x %lld on %d ranks; the plan of cumsum(x, 0):\n", static_cast<long long>(m),
                 static_cast<long long>(n), em::world().size());
@@ -129,3 +133,5 @@ int main(int argc, char** argv) {
 // close("h", h); same("e", e)
 // close("hd", np.histogram(x, 20, density=True)[0])
 // close("b", np.bincount((x > 0).sum(axis=1), weights=x[:, 0]))
+// z = np.floor(x[:, 0]) + 1j * x[:, 1]
+// same("zs", np.sort(z)); same("zi", np.argsort(z, kind="stable"))

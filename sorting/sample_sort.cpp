@@ -285,6 +285,8 @@ void sort_keyed(const communicator& comm, const T* values, const std::int64_t* k
 EMBER_SORT(bool)
 EMBER_SORT(float)
 EMBER_SORT(double)
+EMBER_SORT(std::complex<float>)
+EMBER_SORT(std::complex<double>)
 EMBER_SORT(std::int8_t)
 EMBER_SORT(std::int16_t)
 EMBER_SORT(std::int32_t)

@@ -28,17 +28,24 @@ namespace ember {
 
 namespace detail {
 
-template <bool WithIndex, class T, int N>
-std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> sort_array(const dndarray<T, N>& x, int axis,
-                                                                                    const sort_options& o,
-                                                                                    const char* what) {
+// The frame sort, argsort, partition and argpartition share: an N-D array
+// along its split axis is resplit along another axis first (the axis made
+// local); the result (values, or with WithIndex the int64 indices) is laid out
+// as the input, balanced for a split vector; `vector_fn(l, comm, in, out,
+// index_out)` reorders a split vector, `local_fn(lshape, axis, in, out,
+// index_out)` the lines of each block.
+template <bool WithIndex, class T, int N, class VectorFn, class LocalFn>
+std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> reordered_along(const dndarray<T, N>& x, int axis,
+                                                                                        const char* what, VectorFn vector_fn,
+                                                                                        LocalFn local_fn) {
   require_host(x.device(), what);
   const int ax = normalized_axis(axis, N, what + 7);  // (the name without "ember::")
   const communicator& c = x.comm();
   const layout& l = x.layout();
   const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
   if constexpr (N > 1) {
-    if (along_split) return sort_array<WithIndex>(ember::resplit(x, ax == 0 ? 1 : 0), ax, o, what);  // the axis made local
+    if (along_split)
+      return reordered_along<WithIndex>(ember::resplit(x, ax == 0 ? 1 : 0), ax, what, vector_fn, local_fn);  // the axis made local
   }
   const layout out_l = along_split ? layout::balanced(l.shape(), 0, c.size()) : l;
   dndarray<T, N> v(out_l, c);
@@ -48,10 +55,17 @@ std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> sort_ar
     idx = dndarray<std::int64_t, N>(out_l, c);
     ip = idx.ldata();
   }
-  if (along_split) sort_vector<T>(l, c, x.ldata(), v.ldata(), ip, o);
-  else sort_local<T>(l.lshape(c.rank()), ax, x.ldata(), v.ldata(), ip, o);
+  if (along_split) vector_fn(l, c, x.ldata(), v.ldata(), ip);
+  else local_fn(l.lshape(c.rank()), ax, x.ldata(), v.ldata(), ip);
   if constexpr (WithIndex) return idx;
   else return v;
+}
+
+template <bool WithIndex, class T, int N>
+auto sort_array(const dndarray<T, N>& x, int axis, const sort_options& o, const char* what) {
+  return reordered_along<WithIndex>(
+      x, axis, what, [&](const layout& l, const communicator& c, const T* in, T* out, std::int64_t* ip) { sort_vector<T>(l, c, in, out, ip, o); },
+      [&](const index_vec& ls, int ax, const T* in, T* out, std::int64_t* ip) { sort_local<T>(ls, ax, in, out, ip, o); });
 }
 
 template <bool WithIndex, array_like A>
@@ -59,7 +73,6 @@ auto sort_impl(A&& a, int axis, const sort_options& o, const char* what) {
   using T = typename expr::node_t<A>::value_type;
   constexpr int N = expr::node_t<A>::ndim;
   static_assert(N >= 1, "ember::sort: needs an array of at least one axis");
-  static_assert(!is_complex_v<T>, "ember::sort: complex numbers are not sortable here yet (NumPy sorts them lexicographically)");
   const dndarray<T, N> x = ember::eval(std::forward<A>(a));
   return sort_array<WithIndex>(x, axis, o, what);
 }

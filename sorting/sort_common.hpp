@@ -3,6 +3,8 @@
 // counts checked. Internal to sorting/*.cpp.
 #pragma once
 
+#include <complex>
+
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -18,6 +20,16 @@ template <class T>
 bool less_nan_last(const T& a, const T& b) {
   if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
   else return a < b;
+}
+// NumPy's complex order (numpy/_core/src/npysort's CLT): lexicographic, real
+// part first; NaN parts last, as [R + Rj, R + nanj, nan + Rj, nan + nanj].
+template <class R>
+bool less_nan_last(const std::complex<R>& a, const std::complex<R>& b) {
+  const R ar = a.real(), ai = a.imag(), br = b.real(), bi = b.imag();
+  if (ar < br) return ai == ai || bi != bi;
+  if (ar > br) return bi != bi && ai == ai;
+  if (ar == br || (ar != ar && br != br)) return ai < bi || (bi != bi && ai == ai);
+  return br != br;
 }
 // Ascending, or the ascending order reversed (NaN first).
 template <class T>

@@ -28,6 +28,7 @@
 #include "../dsl/shift.hpp"
 #include "../shape/shape.hpp"
 #include "partition.hpp"
+#include "sort.hpp"
 
 namespace ember {
 
@@ -70,27 +71,14 @@ inline std::vector<std::int64_t> normalized_kth(std::vector<std::int64_t> kth, s
 }
 
 template <bool WithIndex, class T, int N>
-std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> partition_array(const dndarray<T, N>& x, std::vector<std::int64_t> kth, int axis, const char* what) {
+auto partition_array(const dndarray<T, N>& x, std::vector<std::int64_t> kth, int axis, const char* what) {
   const int ax = normalized_axis(axis, N, what + 7);  // (the name without "ember::")
-  const communicator& c = x.comm();
-  const layout& l = x.layout();
-  const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
-  if constexpr (N > 1) {
-    if (along_split) return partition_array<WithIndex>(ember::resplit(x, ax == 0 ? 1 : 0), std::move(kth), ax, what);
-  }
-  kth = normalized_kth(std::move(kth), l.shape()[std::size_t(ax)], ax, l.shape(), what);
-  const layout out_l = along_split ? layout::balanced(l.shape(), 0, c.size()) : l;
-  dndarray<T, N> v(out_l, c);
-  dndarray<std::int64_t, N> idx;
-  std::int64_t* ip = nullptr;
-  if constexpr (WithIndex) {
-    idx = dndarray<std::int64_t, N>(out_l, c);
-    ip = idx.ldata();
-  }
-  if (along_split) partition_vector<T>(l, c, x.ldata(), v.ldata(), ip, kth);
-  else partition_local<T>(l.lshape(c.rank()), ax, x.ldata(), v.ldata(), ip, kth);
-  if constexpr (WithIndex) return idx;
-  else return v;
+  const index_vec& shape = x.layout().shape();
+  kth = normalized_kth(std::move(kth), shape[std::size_t(ax)], ax, shape, what);
+  return reordered_along<WithIndex>(
+      x, ax, what,
+      [&](const layout& l, const communicator& c, const T* in, T* out, std::int64_t* ip) { partition_vector<T>(l, c, in, out, ip, kth); },
+      [&](const index_vec& ls, int a, const T* in, T* out, std::int64_t* ip) { partition_local<T>(ls, a, in, out, ip, kth); });
 }
 
 template <class T, int N>

@@ -9,6 +9,7 @@
 // a stable sort (values and global indices, NaN largest).
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -385,4 +386,98 @@ TEST_CASE("bad kth, k and axes raise on every rank", "[sort][partition][topk][er
     REQUIRE(std::string(e.what()).find("kth(=5) out of bounds (4) for axis 0 of an array of shape (4, 3)") != std::string::npos);
   }
   REQUIRE(test::all_ranks(true));
+}
+
+namespace {
+
+// NumPy's complex order, written by class (independently of the runtime's
+// comparison): both parts numbers, lexicographic; then NaN imaginary part (by
+// the real part); then NaN real part (by the imaginary part); then both NaN.
+template <class C>
+bool numpy_complex_less(C a, C b) {
+  auto cls = [](C z) { return 2 * int(std::isnan(z.real())) + int(std::isnan(z.imag())); };
+  const int ca = cls(a), cb = cls(b);
+  if (ca != cb) return ca < cb;
+  if (ca == 0) return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  if (ca == 1) return a.real() < b.real();
+  if (ca == 2) return a.imag() < b.imag();
+  return false;
+}
+template <class C>
+bool same_complex(const std::vector<C>& a, const std::vector<C>& b) {
+  auto same = [](auto x, auto y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!same(a[i].real(), b[i].real()) || !same(a[i].imag(), b[i].imag())) return false;
+  return true;
+}
+
+template <class C>
+void check_complex(const std::vector<C>& g, split_axis sp, bool uneven, bool descending) {
+  const std::int64_t n = std::int64_t(g.size());
+  auto x = ember::array(std::span<const C>(g), std::array<std::int64_t, 1>{n}, {.split = sp});
+  if (uneven) test::unbalance(x);
+  auto ord = [&](C a, C b) { return descending ? numpy_complex_less(b, a) : numpy_complex_less(a, b); };
+  auto want = g;
+  std::stable_sort(want.begin(), want.end(), ord);
+  const auto s = ember::sort(x, -1, {.descending = descending});
+  std::vector<std::int64_t> wi(g.size());
+  std::iota(wi.begin(), wi.end(), 0);
+  std::stable_sort(wi.begin(), wi.end(), [&](std::int64_t a, std::int64_t b) { return ord(g[std::size_t(a)], g[std::size_t(b)]); });
+  const auto i = ember::argsort(x, -1, {.descending = descending});
+  REQUIRE(test::all_ranks(same_complex(test::gathered(s), want) && test::gathered(i) == wi));
+  if (sp) REQUIRE(s.is_balanced());
+}
+
+}  // namespace
+
+TEST_CASE("complex sort and argsort follow NumPy's lexicographic order, NaN parts last", "[sort][complex]") {
+  const double nan = qnan;
+  for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(37), std::int64_t(1000)})
+    for (auto sp : {split_axis{0}, split_axis{}})
+      for (const bool uneven : {false, true})
+        for (const bool descending : {false, true}) {
+          INFO("n " << n << " split " << (sp ? 0 : -1) << " uneven " << uneven << " descending " << descending);
+          std::mt19937_64 rng(std::uint64_t(n) + 77);
+          std::vector<std::complex<double>> g(static_cast<std::size_t>(n));
+          std::vector<std::complex<float>> gf(g.size());
+          for (auto& z : g) {  // few real parts (ties decided by the imaginary part), some NaN parts, infinities
+            const double re = double(rng() % 5) - 2, im = double(rng() % 7) - 3;
+            const auto k = rng() % 16;
+            z = {k == 0 ? nan : k == 1 ? inf : re, k == 2 ? nan : k == 3 ? -inf : k == 4 ? -0.0 : im};
+            if (k == 5) z = {nan, nan};
+          }
+          for (std::size_t j = 0; j < g.size(); ++j) gf[j] = std::complex<float>(g[j]);
+          check_complex(g, sp, uneven, descending);
+          check_complex(gf, sp, uneven, descending);
+        }
+  // 2-D along the local axis and along the split axis, against line-by-line stable sorts
+  const std::int64_t r = 6, c = 5;
+  std::vector<std::complex<double>> g(static_cast<std::size_t>(r * c));
+  std::mt19937_64 rng(9);
+  for (auto& z : g) z = {double(rng() % 3), rng() % 9 == 0 ? nan : double(rng() % 4)};
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}})
+    for (int axis : {0, 1}) {
+      INFO("2-D split " << (sp ? *sp : -1) << " axis " << axis);
+      auto x = ember::array(std::span<const std::complex<double>>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
+      test::unbalance(x);
+      const auto sg = test::gathered(ember::sort(x, axis));
+      const auto ig = test::gathered(ember::argsort(x, axis));
+      bool ok = true;
+      const std::int64_t lines = axis == 0 ? c : r, len = axis == 0 ? r : c;
+      for (std::int64_t l = 0; l < lines; ++l) {
+        auto at = [&](std::int64_t j) { return static_cast<std::size_t>(axis == 0 ? j * c + l : l * c + j); };
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(len));
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) { return numpy_complex_less(g[at(a)], g[at(b)]); });
+        std::vector<std::complex<double>> want, got;
+        for (std::int64_t j = 0; j < len; ++j) {
+          want.push_back(g[at(idx[std::size_t(j)])]);
+          got.push_back(sg[at(j)]);
+          ok = ok && ig[at(j)] == idx[std::size_t(j)];
+        }
+        ok = ok && same_complex(got, want);
+      }
+      REQUIRE(test::all_ranks(ok));
+    }
 }
