@@ -15,10 +15,16 @@ std::vector<step_trace>& trace_store() {
 }  // namespace
 
 void check_traffic(const communicator& c, const std::vector<step_trace>& t) {
-  std::array<std::int64_t, 5> mine{-1, 0, 0, 0, 0};
+  // (a bound: data-dependent steps may send less than predicted, never more)
+  auto differs = [](const step_trace& x) {
+    return x.bound ? x.measured.bytes > x.predicted.bytes || x.measured.messages > x.predicted.messages
+                   : x.measured != x.predicted;
+  };
+  std::array<std::int64_t, 6> mine{-1, 0, 0, 0, 0, 0};
   for (std::size_t i = 0; i < t.size(); ++i)
-    if (t[i].measured != t[i].predicted) {
-      mine = {std::int64_t(i), t[i].measured.bytes, t[i].measured.messages, t[i].predicted.bytes, t[i].predicted.messages};
+    if (differs(t[i])) {
+      mine = {std::int64_t(i), t[i].measured.bytes, t[i].measured.messages, t[i].predicted.bytes, t[i].predicted.messages,
+              std::int64_t(t[i].bound)};
       break;
     }
   const auto all = c.allgather(mine);
@@ -29,6 +35,7 @@ void check_traffic(const communicator& c, const std::vector<step_trace>& t) {
     msg += std::string(msg.empty() ? "" : "; ") + "rank " + std::to_string(r) + ": step " + std::to_string(a[0] + 1) +
            " of " + std::to_string(t.size()) + " (" + planner::name(t[std::size_t(a[0])].kind) + ") sent " +
            std::to_string(a[1]) + " B in " + std::to_string(a[2]) + " messages, the plan predicted " +
+           (a[5] ? "at most " : "") +
            std::to_string(a[3]) + " B in " + std::to_string(a[4]);
   }
   if (!msg.empty()) throw error("ember: EMBER_CHECK_TRAFFIC: measured traffic differs from the plan: " + msg);
@@ -68,7 +75,9 @@ std::shared_ptr<void> executor_base::run(std::shared_ptr<void> dest, const view_
         case planner::step_kind::gather_index: run_combine(s); break;
         case planner::step_kind::matmul:
         case planner::step_kind::transpose:
-        case planner::step_kind::scan: run_op(s); break;
+        case planner::step_kind::scan:
+        case planner::step_kind::sample_sort:
+        case planner::step_kind::local_sort: run_op(s); break;
         case planner::step_kind::to_host:
         case planner::step_kind::to_device: run_copy(s); break;
         case planner::step_kind::realign:
@@ -80,7 +89,7 @@ std::shared_ptr<void> executor_base::run(std::shared_ptr<void> dest, const view_
       }
     });
     const traffic predicted = s.traffic.per_rank.empty() ? traffic{} : s.traffic.per_rank[std::size_t(c_.rank())];
-    trace.push_back({s.kind, predicted, c_.sent() - before});
+    trace.push_back({s.kind, predicted, c_.sent() - before, s.bound});
   }
   if (!in_flight_.empty())
     failure::guarded_step(c_, ordinal, {"plan", int(p.steps.size()), int(p.steps.size()), "halo", "completion"},

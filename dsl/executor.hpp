@@ -14,6 +14,7 @@
 #include "../runtime/failure.hpp"
 #include "../runtime/matmul.hpp"
 #include "../scan/scan_kernel.hpp"
+#include "../sorting/sample_sort.hpp"
 #include "plan_cache.hpp"
 
 namespace ember {
@@ -24,6 +25,7 @@ struct step_trace {
   planner::step_kind kind;
   traffic predicted;
   traffic measured;
+  bool bound = false;  // `predicted` is an upper bound (planner::step::bound: a data-dependent step)
 };
 const std::vector<step_trace>& last_trace();
 
@@ -32,7 +34,7 @@ namespace detail {
 // EMBER_CHECK_TRAFFIC=1 (the same on every rank): after every evaluation, each
 // rank's measured bytes and messages of every step must be the plan's prediction
 // for that rank; otherwise ember::error on every rank naming each rank's first
-// differing step. One allgather of five int64 per evaluation (counted in sent()
+// differing step. One allgather of six int64 per evaluation (counted in sent()
 // after the plan's steps, like EMBER_CHECK_PLANS's allreduce before them).
 void check_traffic(const communicator& c, const std::vector<step_trace>& t);
 
@@ -154,6 +156,12 @@ class executor_base {
   // Into a view's strides only a fused elementwise kernel writes (`strided`);
   // other steps write a block and run() stores it through the view.
   value_slot& output(int v, std::int64_t bytes, bool may_use_dest, bool strided = false);
+  // sort/argsort: the sample sort of a split vector, or each rank's lines along `axis`
+  template <class V>
+  void run_sort(const planner::step& s, int axis, const sort_options& o, const V* in, V* values, std::int64_t* index) {
+    if (s.kind == planner::step_kind::sample_sort) sort_vector<V>(*s.from, c_, in, values, index, o);
+    else sort_local<V>(s.from->lshape(c_.rank()), axis, in, values, index, o);
+  }
   void run_copy(const planner::step& s);
   void run_move(std::size_t i, const planner::step& s);
   void run_halo(std::size_t i, const planner::step& s);
@@ -264,6 +272,17 @@ class executor final : public executor_base {
       auto& out = output(s.output, s.to->local_size(r) * std::int64_t(sizeof(T)), !aliased);
       if constexpr (requires { x.scan_axis; }) {  // cumsum and its kin (scan/scan_kernel.hpp), on the host
         run_scan<T>(x.scan, *s.to, x.scan_axis, c_, static_cast<const T*>(in0), static_cast<T*>(out.ptr));
+        return;
+      }
+      if constexpr (requires { x.sort_axis; }) {  // sort and argsort (sorting/sample_sort.hpp), on the host
+        using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
+        const V* in = static_cast<const V*>(in0);
+        if constexpr (!std::remove_cvref_t<decltype(x)>::with_index) {
+          run_sort<V>(s, x.sort_axis, x.opts, in, static_cast<V*>(out.ptr), nullptr);
+        } else {  // the sorted values are scratch; the indices are the result
+          const auto values = alloc_bytes(s.to->local_size(r) * std::int64_t(sizeof(V)));
+          run_sort<V>(s, x.sort_axis, x.opts, in, static_cast<V*>(values.get()), static_cast<std::int64_t*>(out.ptr));
+        }
         return;
       }
       if (s.on == device_kind::gpu) {  // cuBLAS, through the CUDA plugin

@@ -141,6 +141,12 @@ void lower(const X& x, lower_state& st, int id = 0) {
         n.kind = planner::node_kind::scan;
         n.axes = {x.scan_axis};
       }
+      if constexpr (requires { x.sort_axis; }) {
+        n.kind = planner::node_kind::sort;
+        n.axes = {x.sort_axis};
+        n.index_result = x.with_index;
+        n.label = x.options_text();
+      }
       if constexpr (requires { x.outer; }) n.outer = x.outer;
       n.op = std::string(decltype(x.op_tag())::name);
     } else if constexpr (kind == K::tuple) {
@@ -210,6 +216,8 @@ void fingerprint_of(const X& x, fingerprint& f) {
     static_assert(kind == K::elementwise || kind == K::step_op || kind == K::tuple);
     if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));
     if constexpr (requires { x.scan_axis; }) f.add(0x5ca0 + std::uint64_t(x.scan_axis));
+    if constexpr (requires { x.sort_axis; })
+      f.add(0x5047 + std::uint64_t(x.sort_axis) * 4 + std::uint64_t(x.opts.stable) * 2 + std::uint64_t(x.opts.descending));
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
   }
   expr::for_each_child(x, 0, [&](const auto& a, int) { fingerprint_of(a, f); });

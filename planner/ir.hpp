@@ -16,8 +16,10 @@ namespace ember::planner {
 
 // matmul and transpose are operations of their own (never fused): their operands
 // are values computed by other groups, their output is read by the next group.
-// scan (cumsum, ...) too: its axis is axes[0].
-enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan };
+// scan (cumsum, ...) too: its axis is axes[0]; and sort (op "sort" or
+// "argsort", index_result for argsort, label the options as EXPLAIN shows them):
+// its axis is axes[0].
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan, sort };
 
 struct ir_node {
   node_kind kind = node_kind::leaf;
@@ -26,7 +28,7 @@ struct ir_node {
   index_vec shape;         // output shape
   int dtype = 0;           // dtype code of the output (dsl/dtype.hpp)
   std::int64_t elem = 8;   // bytes per element of the output
-  std::string label;       // leaves: "a0", "a1", ... by storage; scalars: the value
+  std::string label;       // leaves: "a0", "a1", ... by storage; scalars: the value; sorts: their options
   // leaves
   std::optional<layout> lay;  // where the leaf's data is now
   int alias = -1;             // first leaf node id with the same storage (itself when first)
@@ -39,7 +41,7 @@ struct ir_node {
   // reductions
   std::vector<int> axes;      // reduced axes of the argument, sorted
   bool keepdims = false;
-  bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index)
+  bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index); argsort
   std::int64_t value_elem = 0;  // argmin/argmax: bytes of the argument's value in each pair
   // matmul
   bool outer = false;         // outer(a, b): a (m,) as a column times b (n,) as a row

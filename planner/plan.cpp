@@ -63,6 +63,8 @@ const char* name(step_kind k) {
     case step_kind::matmul: return "matmul";
     case step_kind::transpose: return "transpose";
     case step_kind::scan: return "scan";
+    case step_kind::sample_sort: return "sample_sort";
+    case step_kind::local_sort: return "local_sort";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -83,6 +85,8 @@ bool is_move(step_kind k) {
     case step_kind::matmul:
     case step_kind::transpose:
     case step_kind::scan:
+    case step_kind::sample_sort:
+    case step_kind::local_sort:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -224,7 +228,8 @@ class planner_impl {
 
   const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
   bool is_op(int i) const {
-    return node(i).kind == node_kind::matmul || node(i).kind == node_kind::transpose || node(i).kind == node_kind::scan;
+    const node_kind k = node(i).kind;
+    return k == node_kind::matmul || k == node_kind::transpose || k == node_kind::scan || k == node_kind::sort;
   }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
 
@@ -241,7 +246,8 @@ class planner_impl {
       const ir_node& x = node(i);
       std::string key = std::to_string(int(x.kind)) + '|' + x.op + '|' + std::to_string(x.dtype) + '|' +
                         std::to_string(x.elem) + '|' + detail::shape_str(x.shape) + '|' + detail::shape_str(x.axes) +
-                        (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|';
+                        (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|' +
+                        (x.kind == node_kind::sort ? x.label + '|' : std::string());
       if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
       else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
       for (int a : x.args) key += std::to_string(canon_[std::size_t(a)]) + ',';
@@ -279,7 +285,8 @@ class planner_impl {
       case node_kind::reduce:
       case node_kind::matmul:
       case node_kind::transpose:
-      case node_kind::scan: {
+      case node_kind::scan:
+      case node_kind::sort: {
         bounds.push_back(i);
         const int cls = canon_.empty() ? i : canon_[std::size_t(i)];
         auto it = class_group_.find(cls);
@@ -469,6 +476,7 @@ class planner_impl {
     if (n.kind == node_kind::matmul) return "mm" + std::to_string(i);
     if (n.kind == node_kind::transpose) return "t" + std::to_string(i);
     if (n.kind == node_kind::scan) return "s" + std::to_string(i);
+    if (n.kind == node_kind::sort) return "srt" + std::to_string(i);
     return "e" + std::to_string(i);
   }
   std::string text(int i) const {
@@ -527,7 +535,48 @@ class planner_impl {
       return;
     }
     if (n.kind == node_kind::scan) return solve_scan(G);
+    if (n.kind == node_kind::sort) return solve_sort(G);
     solve_matmul(G);
+  }
+
+  // A sort along a local axis sorts each rank's lines where they lie (every
+  // layout the operand has that is not split along the axis). Along the split
+  // axis a vector is sample sorted (the result balanced); an array of more axes
+  // is first moved to a split along another axis (each a candidate, priced with
+  // its move), so that the sorted axis is local. The sort's own work is priced
+  // as the bytes it writes (twice for a sample sort: the merge and the rebalance).
+  void solve_sort(group& G) {
+    const ir_node& n = node(G.root);
+    const int a = n.args.at(0), axis = n.axes.at(0), P = g_.nranks;
+    const int R = int(n.shape.size());
+    auto along = [&](const layout& l) { return P > 1 && l.split() && *l.split() == axis; };
+    // A vector that can be had split is sorted split: every rank sorting all of
+    // it (replicated) repeats n log n work the cost model does not price.
+    const auto have = haves(a);
+    const bool any_split = std::any_of(have.begin(), have.end(), [](const layout& l) { return l.split().has_value(); });
+    std::vector<layout> ls;
+    for (const layout& l : have)
+      if ((R == 1 && (l.split() || !any_split)) || (R > 1 && !along(l))) ls.push_back(l);
+    if (R > 1)
+      for (int k = 0; k < R && P > 1; ++k) {
+        const layout bal = layout::balanced(n.shape, k, P);
+        if (k != axis && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
+      }
+    for (const layout& l : ls) {
+      const bool sample = along(l);
+      candidate cd{l, sample ? layout::balanced(n.shape, 0, P) : l};
+      const auto [c, ch] = operand_cost(a, l);
+      double own = cm_.kappa * double(max_block_bytes(cd.out, n.elem)) * (sample ? 2.0 : 1.0);
+      if (sample) {
+        const auto t = sample_sort_traffic(l, node(a).elem, n.index_result);
+        own += cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+      }
+      cd.cost = c + own;
+      cd.input_cost = c;
+      cd.child_choice = {ch};
+      cd.need = {l};
+      G.cands.push_back(std::move(cd));
+    }
   }
 
   // A scan keeps its operand's layout: the layouts the operand has (or its group
@@ -834,7 +883,12 @@ class planner_impl {
     const candidate& c = G.cands[std::size_t(ci)];
     const ir_node& n = node(G.root);
     step s;
-    s.kind = n.kind == node_kind::matmul ? step_kind::matmul : n.kind == node_kind::scan ? step_kind::scan : step_kind::transpose;
+    s.kind = n.kind == node_kind::matmul ? step_kind::matmul
+             : n.kind == node_kind::scan ? step_kind::scan
+             : n.kind == node_kind::sort
+                 ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
+                                                                                             : step_kind::local_sort)
+                 : step_kind::transpose;
     s.node = G.root;
     std::string args;
     for (std::size_t i = 0; i < n.args.size(); ++i) {
@@ -848,6 +902,15 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + ")";
       accumulate(s.traffic, scan_traffic_all(c.out, n.axes.at(0), n.elem), per_rank_);
+    } else if (s.kind == step_kind::sample_sort || s.kind == step_kind::local_sort) {
+      s.from = c.need[0];
+      s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
+      if (s.kind == step_kind::sample_sort) {
+        s.bound = true;
+        accumulate(s.traffic, sample_sort_traffic(c.need[0], node(n.args[0]).elem, n.index_result, true).per_rank, per_rank_);
+      } else if (per_rank_) {
+        s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
+      }
     } else if (s.kind == step_kind::transpose) {
       s.from = c.need[0];
       s.text = "transpose(" + args + ")";
@@ -1007,6 +1070,12 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
       if (a != n.shape || n.axes[0] < 0 || n.axes[0] >= int(n.shape.size()))
         throw shape_error(where(i) + ": scan of shape " + detail::shape_str(a) + " along axis " +
+                          std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
+    } else if (n.kind == node_kind::sort) {
+      if (n.args.size() != 1 || n.axes.size() != 1) throw value_error(where(i) + ": a sort takes one operand and one axis");
+      const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
+      if (a != n.shape || n.shape.empty() || n.axes[0] < 0 || n.axes[0] >= int(n.shape.size()))
+        throw shape_error(where(i) + ": sort of shape " + detail::shape_str(a) + " along axis " +
                           std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
     } else if (n.kind == node_kind::transpose) {
       if (n.args.size() != 1) throw value_error(where(i) + ": transpose takes one operand");
@@ -1207,8 +1276,11 @@ std::string plan::to_string() const {
     else if (s.kind == step_kind::matmul) lay = "-> " + layout_text(*s.to);
     else if (s.kind == step_kind::to_host || s.kind == step_kind::to_device) lay = layout_text(*s.to);
     else lay = layout_text(*s.from) + " -> " + (s.to->split() ? "split " + std::to_string(*s.to->split()) : "none");
+    // a data-dependent step's traffic is a bound: "<=" before it
+    const std::string le = s.bound ? "<=" : "";
     os << std::left << std::setw(4) << i++ << std::setw(14) << name(s.kind) << std::setw(46) << lay << std::right
-       << std::setw(12) << s.traffic.max_rank.bytes << std::setw(10) << s.traffic.max_rank.messages << std::setw(12)
+       << std::setw(12) << le + std::to_string(s.traffic.max_rank.bytes) << std::setw(10)
+       << le + std::to_string(s.traffic.max_rank.messages) << std::setw(12)
        << s.local_bytes << "  " << std::left << (device == device_kind::gpu && s.on == device_kind::gpu ? "[gpu] " : "") << s.text << "\n";
   }
   os << std::left << std::setw(64) << "total (sum of per-step maxima)" << std::right << std::setw(12) << mx.bytes
@@ -1245,6 +1317,7 @@ std::string plan::to_json() const {
     os << ", \"max_rank_bytes\": " << s.traffic.max_rank.bytes << ", \"max_rank_messages\": " << s.traffic.max_rank.messages
        << ", \"max_rank_local_bytes\": " << s.local_bytes
        << ", \"total_bytes\": " << s.traffic.total.bytes << ", \"total_messages\": " << s.traffic.total.messages;
+    if (s.bound) os << ", \"bound\": true";
     if (!s.traffic.per_rank.empty()) {
       os << ", \"per_rank\": [";
       for (std::size_t r = 0; r < s.traffic.per_rank.size(); ++r)
@@ -1270,7 +1343,7 @@ std::string plan::to_dot() const {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& s = steps[i];
     os << "  s" << i + 1 << " [shape=ellipse, label=\"" << i + 1 << " " << name(s.kind) << "\\n" << json_escape(s.text);
-    if (s.traffic.max_rank.bytes) os << "\\n" << human_bytes(s.traffic.max_rank.bytes) << "/rank";
+    if (s.traffic.max_rank.bytes) os << "\\n" << (s.bound ? "<= " : "") << human_bytes(s.traffic.max_rank.bytes) << "/rank";
     os << "\"];\n";
     if (s.input >= 0) os << "  v" << s.input << " -> s" << i + 1 << ";\n";
     for (auto [n, v] : s.bindings) os << "  v" << v << " -> s" << i + 1 << ";\n";

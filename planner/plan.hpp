@@ -60,6 +60,8 @@ enum class step_kind {
   matmul,        // a distributed product by the algorithm in `product`
   transpose,     // reverses the axes of the local block: split k becomes split ndim-1-k, nothing is sent
   scan,          // cumsum/cumprod/cummax/cummin along an axis; along the split axis one exclusive scan of a slice
+  sample_sort,   // sort/argsort of a split vector across the ranks; the result balanced; traffic data-dependent (a bound)
+  local_sort,    // sort/argsort along a local axis: each rank sorts its lines, nothing is sent
   to_host,       // GPU arrays: copies a value's local block from device to host memory (no network traffic)
   to_device,     // and from host to device memory
 };
@@ -78,6 +80,10 @@ struct step {
   std::optional<matmul_problem> product;  // matmul: the algorithm and the matrix views of A, B, C
   std::int64_t memory = 0;         // matmul: extra bytes per rank the algorithm allocates
   traffic_summary traffic;         // predicted, per rank on request
+  // `traffic` is an upper bound, not the exact count: the step's messages depend
+  // on the data (sample_sort: where the splitters fall). EXPLAIN prints "<=",
+  // last_trace() has the measured traffic, EMBER_CHECK_TRAFFIC checks measured <= bound.
+  bool bound = false;
   device_kind on = device_kind::cpu;  // where the step runs (GPU plans: kernels there, the rest on the host)
   std::int64_t copy_bytes = 0;     // to_host/to_device: bytes over the host-device link on the busiest rank
   // Bytes the step writes into memory on the busiest rank: the block a kernel,

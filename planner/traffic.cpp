@@ -169,4 +169,44 @@ traffic_summary move_traffic(const layout& src, const layout& dst, std::int64_t 
   return acc.s;
 }
 
+traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bool with_index, bool per_rank) {
+  const int P = l.nranks();
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  if (!l.split() || P == 1) {
+    for (int r = 0; r < P; ++r) acc.add(r, {});
+    return acc.s;
+  }
+  // (value, unique key) pairs as sorting/sample_sort.cpp lays them out: the
+  // samples always, the data for argsort
+  const std::int64_t key = (value_elem + 7) / 8 * 8 + 8;
+  const std::int64_t E = with_index ? key : value_elem;
+  const auto& e = l.extents();
+  const std::int64_t per = 16 * std::int64_t(P);  // samples per rank
+  std::int64_t S = 0, n = 0, gmax = 0, nonempty = 0, smax = 0;
+  for (int q = 0; q < P; ++q) {
+    const std::int64_t s = std::min(per, e[q]);
+    S += s;
+    n += e[q];
+    smax = std::max(smax, s);
+    if (e[q] > 0) {
+      gmax = std::max(gmax, ceil_div(e[q], s));
+      ++nonempty;
+    }
+  }
+  const std::int64_t sample_rounds = ceil_div(smax, std::max<std::int64_t>(1, max_msg() / key));
+  const std::int64_t size_rounds = 1;  // one int64 per rank: the sizes of the buckets
+  // rank i holds at most (k_i + 1) g_i - 1 of a bucket holding k_i of its samples
+  const std::int64_t bucket = std::min(n, gmax * (ceil_div(S, P) + nonempty) - nonempty);
+  for (int r = 0; r < P; ++r) {
+    traffic t{std::min(per, e[r]) * key * (P - 1), sample_rounds * (P - 1)};  // allgather of the samples
+    t += {std::int64_t(P - 1) * 8, P - 1};                                     // all-to-all of the counts
+    t += {e[r] * E, std::min<std::int64_t>(P - 1, e[r])};                      // all-to-all of the data (at most the block)
+    t += {8 * std::int64_t(P - 1), size_rounds * (P - 1)};                     // allgather of the bucket sizes
+    if (bucket > 0) t += {bucket * E, (P - 1) + ceil_div(bucket * E, chunk(true))};  // the rebalance (a realign)
+    acc.add(r, t);
+  }
+  return acc.s;
+}
+
 }  // namespace ember::planner

@@ -38,4 +38,14 @@ traffic_summary allreduce_traffic(std::int64_t bytes, std::int64_t elem, int nra
 // Allgather where rank r contributes bytes_of[r] (chunked as the communicator does).
 traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std::int64_t unit, bool per_rank = false);
 
+// Upper bound of a sample sort's traffic (sorting/sample_sort.hpp) of a vector
+// laid out as `l` (split; nothing when replicated or at one rank) with elements
+// of `value_elem` bytes; `with_index`: argsort, (value, index) pairs travel. Exact
+// for the samples, counts and sizes; the all-to-all sends at most the block and
+// the rebalance at most the largest bucket regular sampling allows:
+// gmax * (ceil(S / P) + P) - P elements, gmax the largest gap between one
+// rank's samples, S all samples (a rank's share of a bucket with k of its
+// samples is at most (k + 1) gap - 1).
+traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bool with_index, bool per_rank = false);
+
 }  // namespace ember::planner

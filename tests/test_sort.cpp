@@ -57,13 +57,25 @@ std::vector<test::host_t<T>> data_of(const std::string& kind, std::int64_t n, st
   return v;
 }
 
+// The last evaluation's steps sent what the plan predicted: exactly, or at
+// most the bound of a data-dependent step (sample_sort).
+bool trace_within() {
+  for (const auto& t : ember::last_trace()) {
+    if (t.bound ? t.measured.bytes > t.predicted.bytes || t.measured.messages > t.predicted.messages
+                : !(t.measured == t.predicted))
+      return false;
+  }
+  return !ember::last_trace().empty();
+}
+
 template <class T>
 void check_vector(const std::vector<test::host_t<T>>& g, split_axis sp, bool uneven, const ember::sort_options& o) {
   const std::int64_t n = std::int64_t(g.size());
   auto x = ember::array(std::span<const T>(reinterpret_cast<const T*>(g.data()), g.size()), std::array<std::int64_t, 1>{n},
                         {.split = sp});
   if (uneven) test::unbalance(x);
-  auto s = ember::sort(x, -1, o);
+  auto s = ember::eval(ember::sort(x, -1, o));
+  REQUIRE(test::all_ranks(trace_within()));
   auto want = g;
   auto ord = [&](test::host_t<T> a, test::host_t<T> b) {
     return o.descending ? less_nan_last<test::host_t<T>>(b, a) : less_nan_last<test::host_t<T>>(a, b);
@@ -71,7 +83,8 @@ void check_vector(const std::vector<test::host_t<T>>& g, split_axis sp, bool une
   std::stable_sort(want.begin(), want.end(), ord);
   REQUIRE(test::all_ranks(same_values(test::gathered(s), want)));
   if (sp) REQUIRE(s.is_balanced());
-  auto i = ember::argsort(x, 0, o);
+  auto i = ember::eval(ember::argsort(x, 0, o));
+  REQUIRE(test::all_ranks(trace_within()));
   static_assert(std::is_same_v<typename decltype(i)::value_type, std::int64_t>);
   std::vector<std::int64_t> wi(g.size());
   std::iota(wi.begin(), wi.end(), 0);
@@ -109,7 +122,7 @@ TEST_CASE("NaN sorts last and infinities in place, as in NumPy", "[sort]") {
     check_vector<double>(v, sp, false, {});
     check_vector<double>(v, sp, true, {.descending = true});
     auto x = ember::array(std::span<const double>(v), std::array<std::int64_t, 1>{11}, {.split = sp});
-    const auto s = test::gathered(ember::sort(x));
+    const auto s = test::gathered(ember::eval(ember::sort(x)));
     REQUIRE(test::all_ranks(s[0] == -inf && s[7] == inf && std::isnan(s[8]) && std::isnan(s[10])));
   }
 }
@@ -125,8 +138,8 @@ TEST_CASE("sort and argsort of N-D arrays along every axis of every split", "[so
       auto x = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
       test::unbalance(x);
       const int ax = axis < 0 ? axis + 2 : axis;
-      auto s = ember::sort(x, axis);
-      auto i = ember::argsort(x, axis);
+      auto s = ember::eval(ember::sort(x, axis));
+      ember::dndarray<std::int64_t, 2> i = ember::argsort(x, axis);
       const auto sg = test::gathered(s);
       const auto ig = test::gathered(i);
       bool ok = true;
@@ -149,7 +162,7 @@ TEST_CASE("sort and argsort of N-D arrays along every axis of every split", "[so
       // sorting along the split axis of a 2-D array leaves it split along the other axis
       if (sp && *sp == ax && ember::world().size() > 1) REQUIRE(s.split() == split_axis{1 - ax});
       // an expression operand is evaluated first
-      auto e = ember::sort(x * -1.0, axis);
+      auto e = ember::eval(ember::sort(x * -1.0, axis));
       const auto eg = test::gathered(e);
       REQUIRE(test::all_ranks(eg.size() == sg.size()));
     }
@@ -160,13 +173,104 @@ TEST_CASE("the sample sort keeps memory near the block and sends at most the dat
   const std::int64_t n = 200000;
   auto x = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
   const auto before = ember::world().sent();
-  auto s = ember::sort(x);
+  ember::dndarray<double, 1> s = ember::sort(x);
   const auto sent = ember::world().sent() - before;
   // the data once (all-to-all), the samples, counts and the rebalance: under 2x the block
   REQUIRE(test::all_ranks(sent.bytes <= 2 * (n / P + 1) * 8 + 64 * P * P * 16));
   REQUIRE(s.is_balanced());
   const auto sg = test::gathered(s);
   REQUIRE(test::all_ranks(std::is_sorted(sg.begin(), sg.end())));
+}
+
+TEST_CASE("sort is a plan step: sample_sort with a traffic bound, fused before and after", "[sort][planner]") {
+  using K = ember::planner::step_kind;
+  const int P = ember::world().size();
+  const std::int64_t n = 5000;
+  auto x = ember::random::uniform<double>(-1.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+  test::unbalance(x);
+  const auto g = test::gathered(x);
+  // x * 2 in one pass before the sort, + 1 in one pass after; nothing moves apart from the sort
+  const auto p = ember::explain(ember::sort(x * 2.0) + 1.0);
+  INFO(p.to_string());
+  int kernels = 0, sorts = 0, moves = 0;
+  for (const auto& s : p.steps) {
+    kernels += s.kind == K::fused_kernel;
+    sorts += s.kind == (P > 1 ? K::sample_sort : K::local_sort);
+    moves += ember::planner::is_move(s.kind);
+    if (s.kind == K::sample_sort) {
+      REQUIRE(s.bound);
+      REQUIRE(s.to->is_balanced());
+    }
+  }
+  REQUIRE(sorts == 1);
+  REQUIRE(kernels == 2);
+  REQUIRE(moves == 0);
+  const std::string text = p.to_string();
+  REQUIRE(text.find(P > 1 ? "sample_sort" : "local_sort") != std::string::npos);
+  if (P > 1) REQUIRE(text.find("<=") != std::string::npos);
+  REQUIRE(p.to_json().find(P > 1 ? "\"bound\": true" : "local_sort") != std::string::npos);
+  ember::dndarray<double, 1> r = ember::sort(x * 2.0) + 1.0;
+  REQUIRE(test::all_ranks(trace_within()));
+  auto want = g;
+  for (auto& v : want) v = v * 2.0;
+  std::sort(want.begin(), want.end());
+  for (auto& v : want) v = v + 1.0;
+  REQUIRE(test::all_ranks(test::gathered(r) == want));
+  // the bound holds the measured traffic, and it is not vacuous: at most about
+  // twice the block (the data once, the rebalance at most a bucket) plus the samples
+  if (P > 1) {
+    std::int64_t measured = 0, predicted = 0;
+    for (const auto& t : ember::last_trace()) {
+      measured += t.measured.bytes;
+      predicted += t.predicted.bytes;
+    }
+    INFO("measured " << measured << " bound " << predicted);
+    REQUIRE(test::all_ranks(predicted <= 3 * (n / P + 200) * 8 + 16 * P * 24 * P));
+  }
+  // argsort's pairs: the bound covers 16-byte (value, index) pairs
+  ember::dndarray<std::int64_t, 1> ix = ember::argsort(x, -1, {.descending = true});
+  REQUIRE(test::all_ranks(trace_within()));
+  // descending shows in EXPLAIN; the cached plan of the ascending sort is not reused
+  REQUIRE(ember::explain(ember::argsort(x, -1, {.descending = true})).to_string().find("descending") != std::string::npos);
+  std::vector<std::int64_t> wi(g.size());
+  std::iota(wi.begin(), wi.end(), 0);
+  std::stable_sort(wi.begin(), wi.end(), [&](std::int64_t a, std::int64_t b) { return g[std::size_t(a)] > g[std::size_t(b)]; });
+  REQUIRE(test::all_ranks(test::gathered(ix) == wi));
+  ember::dndarray<std::int64_t, 1> ia = ember::argsort(x);
+  std::stable_sort(wi.begin(), wi.end(), [&](std::int64_t a, std::int64_t b) { return g[std::size_t(a)] < g[std::size_t(b)]; });
+  REQUIRE(test::all_ranks(test::gathered(ia) == wi));
+  // 2-D along the split axis: the planner moves it to a split along the other
+  // axis (one resplit step, exact bytes) and each rank sorts its columns
+  auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 2>{40, 12}, {.split = 0});
+  const auto p2 = ember::explain(ember::sort(a, 0));
+  INFO(p2.to_string());
+  int resplits = 0, local = 0;
+  for (const auto& s : p2.steps) {
+    resplits += s.kind == K::resplit;
+    local += s.kind == K::local_sort;
+    REQUIRE(!s.bound);
+  }
+  REQUIRE(local == 1);
+  REQUIRE(resplits == (P > 1 ? 1 : 0));
+  ember::dndarray<double, 2> sa = ember::sort(a, 0);
+  REQUIRE(test::all_ranks(trace_within()));
+  if (P > 1) REQUIRE(sa.split() == split_axis{1});
+  // along the local axis nothing is sent
+  REQUIRE(ember::explain(ember::sort(a, 1)).total().bytes == 0);
+  // plan_for at scale: a bound for 65536 ranks without running anything
+  auto big = ember::dndarray<double, 1>(ember::layout::balanced({std::int64_t(1) << 30}, 0, P), ember::world(),
+                                        std::shared_ptr<double[]>());
+  const auto ps = ember::plan_for(ember::sort(big), 65536);
+  bool has_sample_sort = false;
+  for (const auto& s : ps.steps) has_sample_sort = has_sample_sort || (s.kind == K::sample_sort && s.bound);
+  REQUIRE(has_sample_sort);
+  // the block is 16384 doubles: the data, a bucket, counts and sizes, and the
+  // samples - min(16 P, block) 16-byte keys from every rank to every rank, which
+  // at this scale is what dominates (the README says so)
+  const std::int64_t block = (std::int64_t(1) << 30) / 65536, ranks = 65536;
+  const std::int64_t samples = std::min(16 * ranks, block) * 16 * (ranks - 1);
+  REQUIRE(ps.max_rank().bytes >= block * 8 + samples);
+  REQUIRE(ps.max_rank().bytes <= 3 * block * 8 + samples + 16 * ranks);
 }
 
 TEST_CASE("a bad sort axis raises on every rank", "[sort][errors]") {
@@ -420,11 +524,11 @@ void check_complex(const std::vector<C>& g, split_axis sp, bool uneven, bool des
   auto ord = [&](C a, C b) { return descending ? numpy_complex_less(b, a) : numpy_complex_less(a, b); };
   auto want = g;
   std::stable_sort(want.begin(), want.end(), ord);
-  const auto s = ember::sort(x, -1, {.descending = descending});
+  const auto s = ember::eval(ember::sort(x, -1, {.descending = descending}));
   std::vector<std::int64_t> wi(g.size());
   std::iota(wi.begin(), wi.end(), 0);
   std::stable_sort(wi.begin(), wi.end(), [&](std::int64_t a, std::int64_t b) { return ord(g[std::size_t(a)], g[std::size_t(b)]); });
-  const auto i = ember::argsort(x, -1, {.descending = descending});
+  const auto i = ember::eval(ember::argsort(x, -1, {.descending = descending}));
   REQUIRE(test::all_ranks(same_complex(test::gathered(s), want) && test::gathered(i) == wi));
   if (sp) REQUIRE(s.is_balanced());
 }
@@ -461,8 +565,8 @@ TEST_CASE("complex sort and argsort follow NumPy's lexicographic order, NaN part
       INFO("2-D split " << (sp ? *sp : -1) << " axis " << axis);
       auto x = ember::array(std::span<const std::complex<double>>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
       test::unbalance(x);
-      const auto sg = test::gathered(ember::sort(x, axis));
-      const auto ig = test::gathered(ember::argsort(x, axis));
+      const auto sg = test::gathered(ember::eval(ember::sort(x, axis)));
+      const auto ig = test::gathered(ember::eval(ember::argsort(x, axis)));
       bool ok = true;
       const std::int64_t lines = axis == 0 ? c : r, len = axis == 0 ? r : c;
       for (std::int64_t l = 0; l < lines; ++l) {
