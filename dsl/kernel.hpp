@@ -293,23 +293,9 @@ inline void row(Ev& ev, Out* o, std::int64_t n) {
   for (std::int64_t j = 0; j < n; ++j) o[j] = Out(ev.template at<C>(j));
 }
 
-// out (row-major over the space) = the expression, one pass; outer rows
-// [r0, r1) only when given (r1 < 0: to the end).
-template <int MR, class Out, class Ev>
-void run_elementwise(Ev ev, Out* out, const space<MR>& sp, std::int64_t r0 = 0, std::int64_t r1 = -1) {
-  if (sp.count() == 0) return;
-  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
-  outer_iter<MR> it(sp);
-  const bool c = ev.contiguous();
-  if (r0 > 0) it.seek(r0);
-  for (std::int64_t r = r0, rows = r1 < 0 ? it.rows() : r1; r < rows; ++r, it.next()) {
-    ev.start(it.idx.data(), sp.ndim - 1);
-    if (c) row<true>(ev, out + r * n, n);
-    else row<false>(ev, out + r * n, n);
-  }
-}
-
-// The same into strided storage (a view's elements: `ostr` per axis, elements).
+// out = the expression, one pass, into strided storage (`ostr` per axis, in
+// elements: a view's elements for setitem, or row-major); outer rows [r0, r1)
+// only when given (r1 < 0: to the end).
 template <int MR, class Out, class Ev>
 void run_elementwise_strided(Ev ev, Out* out, const std::int64_t* ostr, const space<MR>& sp, std::int64_t r0 = 0,
                              std::int64_t r1 = -1) {
@@ -329,6 +315,21 @@ void run_elementwise_strided(Ev ev, Out* out, const std::int64_t* ostr, const sp
       for (std::int64_t j = 0; j < n; ++j) o[j * os] = Out(ev.template at<false>(j));
     }
   }
+}
+
+// The same into row-major storage over the space. One kernel body per
+// expression, not two: the strided loop with row-major strides costs one
+// multiply-add per outer row, and every distinct expression type compiles one
+// body fewer (a quarter of its object code).
+template <int MR, class Out, class Ev>
+void run_elementwise(Ev ev, Out* out, const space<MR>& sp, std::int64_t r0 = 0, std::int64_t r1 = -1) {
+  std::array<std::int64_t, space<MR>::cap> str{};
+  std::int64_t s = 1;
+  for (int d = sp.ndim - 1; d >= 0; --d) {
+    str[std::size_t(d)] = s;
+    s *= sp.ext[std::size_t(d)];
+  }
+  run_elementwise_strided<MR>(ev, out, str.data(), sp, r0, r1);
 }
 
 // Several expressions over one space, each into its own output, in one pass.
