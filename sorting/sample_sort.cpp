@@ -14,6 +14,7 @@ namespace ember {
 
 namespace {
 
+using sorting_detail::buffer;
 using sorting_detail::byte_type;
 using sorting_detail::order;
 
@@ -36,15 +37,74 @@ struct keyed_order {
   }
 };
 
+// std::sort(first, last, k), faster (sort_in_order says why): for floating T
+// the NaNs are set apart and sorted by key alone, the rest by plain comparisons.
+template <class T>
+void sort_keyed_range(keyed<T>* first, keyed<T>* last, const keyed_order<T>& k) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const bool desc = k.o.descending;
+    keyed<T>* mid = std::partition(first, last, [desc](const keyed<T>& e) { return (e.v != e.v) == desc; });
+    keyed<T>* lo = desc ? mid : first;
+    keyed<T>* hi = desc ? last : mid;
+    const auto by_tie = [](const keyed<T>& a, const keyed<T>& b) { return a.tie < b.tie; };
+    std::sort(desc ? first : mid, desc ? mid : last, by_tie);
+    if (desc)
+      std::sort(lo, hi, [](const keyed<T>& a, const keyed<T>& b) { return a.v > b.v || (a.v == b.v && a.tie < b.tie); });
+    else
+      std::sort(lo, hi, [](const keyed<T>& a, const keyed<T>& b) { return a.v < b.v || (a.v == b.v && a.tie < b.tie); });
+  } else {
+    std::sort(first, last, k);
+  }
+}
+
+// std::merge(a, a_end, b, b_end, out, less): equal elements from a first.
+// For floating values in order<T> (each run's NaNs at its end, or its start
+// descending) the NaNs are copied as blocks and the rest merged without
+// branches: on random data std::merge's branch mispredicts on every other
+// element and the merge cost a quarter of the local sort.
+template <class E, class Less>
+E* merge_two(const E* a, const E* ae, const E* b, const E* be, E* out, Less less) {
+  if constexpr (std::is_floating_point_v<E> && std::is_same_v<Less, order<E>>) {
+    const auto nan = [](const E& v) { return v != v; };
+    const auto num = [](const E& v) { return v == v; };
+    if (less.descending) {  // NaNs first
+      const E* an = std::partition_point(a, ae, nan);
+      const E* bn = std::partition_point(b, be, nan);
+      out = std::copy(b, bn, std::copy(a, an, out));
+      a = an;
+      b = bn;
+      while (a != ae && b != be) {
+        const bool tb = *a < *b;  // b's first is greater: it goes first
+        *out++ = tb ? *b : *a;
+        b += tb;
+        a += !tb;
+      }
+      return std::copy(b, be, std::copy(a, ae, out));
+    }
+    const E* an = std::partition_point(a, ae, num);
+    const E* bn = std::partition_point(b, be, num);
+    while (a != an && b != bn) {
+      const bool tb = *b < *a;
+      *out++ = tb ? *b : *a;
+      b += tb;
+      a += !tb;
+    }
+    out = std::copy(b, bn, std::copy(a, an, out));
+    return std::copy(bn, be, std::copy(an, ae, out));
+  } else {
+    return std::merge(a, ae, b, be, out, less);
+  }
+}
+
 // Merges the sorted runs [bounds[i], bounds[i+1]) of v into dest, pairwise,
 // out of place (v and a scratch buffer take turns; the last pass writes dest).
 template <class E, class Less>
-void merge_runs_into(std::vector<E>& v, std::vector<std::int64_t> bounds, Less less, E* dest) {
+void merge_runs_into(buffer<E>& v, std::vector<std::int64_t> bounds, Less less, E* dest) {
   if (bounds.size() <= 2) {
     std::copy(v.begin(), v.end(), dest);
     return;
   }
-  std::vector<E> scratch;
+  buffer<E> scratch;
   E* src = v.data();
   while (bounds.size() > 2) {
     const bool last = bounds.size() == 3;
@@ -53,7 +113,7 @@ void merge_runs_into(std::vector<E>& v, std::vector<std::int64_t> bounds, Less l
     std::vector<std::int64_t> next{bounds[0]};
     std::size_t i = 0;
     for (; i + 2 < bounds.size(); i += 2) {
-      std::merge(src + bounds[i], src + bounds[i + 1], src + bounds[i + 1], src + bounds[i + 2], dst + bounds[i], less);
+      merge_two(src + bounds[i], src + bounds[i + 1], src + bounds[i + 1], src + bounds[i + 2], dst + bounds[i], less);
       next.push_back(bounds[i + 2]);
     }
     if (i + 1 < bounds.size()) {  // an odd run left over: carried across
@@ -69,7 +129,7 @@ void merge_runs_into(std::vector<E>& v, std::vector<std::int64_t> bounds, Less l
 // key (keyed<T>), `kless` orders keys, `eless` elements (the merge). Writes this
 // rank's part of the balanced result, in order, to `out`.
 template <class T, class E, class KeyAt, class ELess>
-void distribute_sorted(const layout& l, const communicator& comm, std::vector<E>& e, KeyAt key_at,
+void distribute_sorted(const layout& l, const communicator& comm, buffer<E>& e, KeyAt key_at,
                        const keyed_order<T>& kless, ELess eless, E* out) {
   const int P = comm.size(), r = comm.rank();
   const std::int64_t n = std::int64_t(e.size());
@@ -83,7 +143,7 @@ void distribute_sorted(const layout& l, const communicator& comm, std::vector<E>
     displs[static_cast<std::size_t>(q)] = total;
     total += counts[static_cast<std::size_t>(q)];
   }
-  std::vector<keyed<T>> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(r)])), samples(static_cast<std::size_t>(total));
+  buffer<keyed<T>> mine(static_cast<std::size_t>(counts[static_cast<std::size_t>(r)])), samples(static_cast<std::size_t>(total));
   for (std::size_t j = 0; j < mine.size(); ++j) mine[j] = key_at((std::int64_t(j) * n) / std::int64_t(mine.size()));
   comm.allgatherv_bytes(mine.data(), std::int64_t(mine.size()), samples.data(), counts, displs, sizeof(keyed<T>));
   std::sort(samples.begin(), samples.end(), kless);
@@ -125,30 +185,30 @@ void distribute_sorted(const layout& l, const communicator& comm, std::vector<E>
     bounds.push_back(ro);
     if (q != r && scount[static_cast<std::size_t>(q)] > 0) sent += {scount[static_cast<std::size_t>(q)] * std::int64_t(sizeof(E)), 1};
   }
-  std::vector<E> got(static_cast<std::size_t>(ro));
+  buffer<E> got(static_cast<std::size_t>(ro));
   detail::check_mpi(MPI_Alltoallv(e.data(), sc.data(), sd.data(), et.t, got.data(), rc.data(), rd.data(), et.t,
                                   comm.native()),
                     "MPI_Alltoallv");
   comm.count(sent);
-  std::vector<E>().swap(e);  // the input's memory back before the merge
+  buffer<E>().swap(e);  // the input's memory back before the merge
   // to the balanced layout: only what the splitters left unbalanced moves (when
   // nothing does, the merge writes the result in place)
   const index_vec have = comm.allgather(std::int64_t(got.size()));
   const layout from(l.shape(), 0, have), to = layout::balanced(l.shape(), 0, P);
   if (from == to) return merge_runs_into(got, bounds, eless, out);
-  std::vector<E> merged(got.size());
+  buffer<E> merged(got.size());
   merge_runs_into(got, bounds, eless, merged.data());
-  std::vector<E>().swap(got);
+  buffer<E>().swap(got);
   exchange(from, to, r, sizeof(E)).run(comm, merged.data(), out);
 }
 
 // Sorts the (value, unique key) pairs `e` (laid out as `l`) into this rank's
 // block of the balanced layout: values to `out`, keys to `keys_out`.
 template <class T>
-void sort_pairs(const layout& l, const communicator& comm, std::vector<keyed<T>>& e, const keyed_order<T>& kord, T* out,
+void sort_pairs(const layout& l, const communicator& comm, buffer<keyed<T>>& e, const keyed_order<T>& kord, T* out,
                 std::int64_t* keys_out) {
-  std::sort(e.begin(), e.end(), kord);  // (the keys are unique: the same order as a stable sort by value)
-  std::vector<keyed<T>> res(static_cast<std::size_t>(layout::balanced(l.shape(), 0, comm.size()).local_size(comm.rank())));
+  sort_keyed_range(e.data(), e.data() + e.size(), kord);  // (the keys are unique: the same order as a stable sort by value)
+  buffer<keyed<T>> res(static_cast<std::size_t>(layout::balanced(l.shape(), 0, comm.size()).local_size(comm.rank())));
   distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return e[static_cast<std::size_t>(i)]; }, kord, kord, res.data());
   for (std::size_t i = 0; i < res.size(); ++i) {
     out[i] = res[i].v;
@@ -176,14 +236,14 @@ void sort_vector_impl(const layout& l, const communicator& comm, const T* in, T*
   const keyed_order<T> kord{ord};
   if (index_out) {
     // (value, global index): stable on every rank, and unique
-    std::vector<keyed<T>> e(static_cast<std::size_t>(n));
+    buffer<keyed<T>> e(static_cast<std::size_t>(n));
     for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {in[i], off + i};
     return sort_pairs<T>(l, comm, e, kord, out, index_out);
   }
   // values only: equal values are told apart by their position in the
   // concatenated sorted blocks, for the splitters only; the values travel alone
-  std::vector<T> e(in, in + n);
-  std::sort(e.begin(), e.end(), ord);
+  buffer<T> e(in, in + n);
+  sorting_detail::sort_in_order(e.data(), e.data() + n, o.descending, false);
   distribute_sorted<T>(l, comm, e, [&](std::int64_t i) { return keyed<T>{e[static_cast<std::size_t>(i)], off + i}; }, kord, ord, out);
 }
 
@@ -194,33 +254,30 @@ void sort_local_impl(const index_vec& lshape, int axis, const T* in, T* out, std
   const std::int64_t n = lshape.empty() ? 1 : lshape[static_cast<std::size_t>(axis)];
   for (int d = 0; d < axis; ++d) outer *= lshape[static_cast<std::size_t>(d)];
   for (int d = axis + 1; d < int(lshape.size()); ++d) inner *= lshape[static_cast<std::size_t>(d)];
-  const order<T> ord{o.descending};
-  std::vector<T> line(static_cast<std::size_t>(n));
-  std::vector<std::int64_t> idx(index_out ? static_cast<std::size_t>(n) : 0);
+  const keyed_order<T> kord{order<T>{o.descending}};
+  std::vector<T> line(index_out ? 0 : static_cast<std::size_t>(n));
+  buffer<keyed<T>> pairs(index_out ? static_cast<std::size_t>(n) : 0);
   for (std::int64_t b = 0; b < outer; ++b)
     for (std::int64_t j = 0; j < inner; ++j) {
       const std::int64_t base = b * n * inner + j;
       if (!index_out) {
         if (inner == 1) {
           if (out != in) std::copy_n(in + base, n, out + base);
-          if (o.stable) std::stable_sort(out + base, out + base + n, ord);
-          else std::sort(out + base, out + base + n, ord);
+          sorting_detail::sort_in_order(out + base, out + base + n, o.descending, o.stable);
           continue;
         }
         for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = in[base + i * inner];
-        if (o.stable) std::stable_sort(line.begin(), line.end(), ord);
-        else std::sort(line.begin(), line.end(), ord);
+        sorting_detail::sort_in_order(line.data(), line.data() + n, o.descending, o.stable);
         for (std::int64_t i = 0; i < n; ++i) out[base + i * inner] = line[static_cast<std::size_t>(i)];
         continue;
       }
-      for (std::int64_t i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i;
-      // argsort: always stable (ties by index), so every rank agrees
-      std::stable_sort(idx.begin(), idx.end(),
-                       [&](std::int64_t a, std::int64_t c) { return ord(in[base + a * inner], in[base + c * inner]); });
-      for (std::int64_t i = 0; i < n; ++i) line[static_cast<std::size_t>(i)] = in[base + idx[static_cast<std::size_t>(i)] * inner];
+      // argsort: always stable (ties by index), so every rank agrees; the
+      // (value, index) pairs sort contiguously, not through the indices
+      for (std::int64_t i = 0; i < n; ++i) pairs[static_cast<std::size_t>(i)] = {in[base + i * inner], i};
+      sort_keyed_range(pairs.data(), pairs.data() + n, kord);
       for (std::int64_t i = 0; i < n; ++i) {
-        out[base + i * inner] = line[static_cast<std::size_t>(i)];
-        index_out[base + i * inner] = idx[static_cast<std::size_t>(i)];
+        out[base + i * inner] = pairs[static_cast<std::size_t>(i)].v;
+        index_out[base + i * inner] = pairs[static_cast<std::size_t>(i)].tie;
       }
     }
 }
@@ -229,10 +286,10 @@ template <class T>
 void sort_keyed_impl(const communicator& comm, const T* values, const std::int64_t* keys, std::int64_t n, T* out,
                      std::int64_t* keys_out, const sort_options& o) {
   const keyed_order<T> kord{order<T>{o.descending}};
-  std::vector<keyed<T>> e(static_cast<std::size_t>(n));
+  buffer<keyed<T>> e(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) e[static_cast<std::size_t>(i)] = {values[i], keys[i]};
   if (comm.size() == 1) {
-    std::sort(e.begin(), e.end(), kord);
+    sort_keyed_range(e.data(), e.data() + e.size(), kord);
     for (std::size_t i = 0; i < e.size(); ++i) {
       out[i] = e[i].v;
       keys_out[i] = e[i].tie;

@@ -3,12 +3,16 @@
 // counts checked. Internal to sorting/*.cpp.
 #pragma once
 
+#include <algorithm>
 #include <complex>
 
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "../runtime/communicator.hpp"
 #include "../runtime/error.hpp"
@@ -37,6 +41,57 @@ struct order {
   bool descending = false;
   bool operator()(const T& a, const T& b) const { return descending ? less_nan_last(b, a) : less_nan_last(a, b); }
 };
+
+// Sorts [first, last) in order<T>{descending}. For floating T the NaNs are
+// moved to their end of the range first (after everything ascending, before
+// everything descending) and the rest is sorted with the plain comparison:
+// std::sort with the NaN-aware one runs a third slower, every comparison
+// paying for two NaN tests. A stable sort keeps the input order within each
+// part (std::stable_partition), so -0.0 and 0.0 keep theirs.
+template <class T>
+void sort_in_order(T* first, T* last, bool descending, bool stable) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto not_nan = [](const T& v) { return v == v; };
+    const auto is_nan = [](const T& v) { return v != v; };
+    T* lo = first;
+    T* hi = last;
+    if (descending) lo = stable ? std::stable_partition(first, last, is_nan) : std::partition(first, last, is_nan);
+    else hi = stable ? std::stable_partition(first, last, not_nan) : std::partition(first, last, not_nan);
+    if (descending) {
+      if (stable) std::stable_sort(lo, hi, std::greater<T>());
+      else std::sort(lo, hi, std::greater<T>());
+    } else {
+      if (stable) std::stable_sort(lo, hi);
+      else std::sort(lo, hi);
+    }
+  } else {
+    const order<T> ord{descending};
+    if (stable) std::stable_sort(first, last, ord);
+    else std::sort(first, last, ord);
+  }
+}
+
+// std::allocator that default-initializes: a buffer about to be overwritten is
+// not zeroed first. (For a sort of 10^7 doubles the memsets of its buffers cost
+// a tenth of the sort; on a virtual machine the page faults they take first
+// cost as much again.)
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = uninitialized_allocator<U>;
+  };
+  uninitialized_allocator() = default;
+  template <class U>
+  uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    if constexpr (sizeof...(A) == 0) ::new (static_cast<void*>(p)) U;
+    else ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+template <class T>
+using buffer = std::vector<T, uninitialized_allocator<T>>;
 
 // One MPI datatype of `bytes` contiguous bytes.
 struct byte_type {
