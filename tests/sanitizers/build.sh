@@ -29,6 +29,8 @@
 #  - b_lundef=false: the shared library leaves the sanitizer runtimes' symbols to
 #    the executable (needed with clang, harmless with GCC).
 #  - cuda=disabled when that option exists: the sanitizers are for the CPU code.
+#  - test_optimization=build: the tests at -O0 like the rest (a release build
+#    compiles them at -O1).
 # The options are applied on every run (meson configure), so a reconfiguration
 # triggered by a changed meson.build cannot silently drop them.
 set -euo pipefail
@@ -42,6 +44,8 @@ opts=("-Doptimization=$opt" -Ddebug=false -Db_ndebug=false
       "-Dcpp_args=-g1 -fno-omit-frame-pointer -fno-sanitize-recover=all -D_GLIBCXX_SANITIZE_VECTOR=1 -DEMBER_TEST_TREES=6"
       "-Dcpp_link_args=-fno-sanitize-recover=all")
 if grep -q "option('cuda'" meson_options.txt 2>/dev/null; then opts+=(-Dcuda=disabled); fi
+# the tests at the build's -O0 too (meson_options.txt: test_optimization)
+if grep -q "option('test_optimization'" meson_options.txt 2>/dev/null; then opts+=(-Dtest_optimization=build); fi
 if [ -f "$builddir/build.ninja" ]; then
   meson configure "$builddir" "${opts[@]}"
 else
