@@ -113,25 +113,59 @@ std::pair<double, double> outer_edges(const communicator& c, const T* p, std::in
   return {lo, hi};
 }
 
-// The bin of v among uniform edges (NumPy's fast path), or -1 outside.
-// Far from an edge the first guess is certain: t = (v - first) * norm is off by
-// a few ulps of `bins` (under 1e-6 for bins < 2^30) and the edges by less, so
-// NumPy's corrections are needed only within 1e-6 bin widths of an edge; there
-// the comparisons with the edges decide, exactly as NumPy's. (Skipping the two
-// dependent loads of the edges is what keeps the loop at memory speed.)
-inline std::int64_t uniform_bin(double v, double first, double last, double norm, const std::vector<double>& e,
-                                std::int64_t bins) {
-  if (!(v >= first && v <= last)) return -1;
-  const double t = (v - first) * norm;
-  std::int64_t k = std::int64_t(t);
-  const double f = t - double(k);
-  if (f > 1e-6 && f < 1.0 - 1e-6 && bins < (std::int64_t(1) << 30)) [[likely]]
+// The bin of v among uniform edges, or -1 outside: NumPy's rule (a guess from
+// (v - first) / (last - first) * bins, corrected by one step by comparing v
+// with the computed edges), with a fixed-point fast path that skips the
+// correction where it cannot change the answer. The edge loads and the
+// division per value kept the loop 1.5x slower than a plain `int(v * bins)`
+// loop; the fast path is one multiply-add, a conversion and a mask.
+//
+// Fast path: u = int64(v * s + c), s = norm 2^32, c = -first s (norm = bins /
+// (last - first)) is (v - first) norm in 32.32 fixed point. With M =
+// max(|first|, |last|) its error is below (8 M norm + 3 bins) 2^-53 bins
+// widths, and the computed edges e[k] = first + k (last - first) / bins are
+// off by less than (3 M norm + 2 bins) 2^-53 widths: both under 2^-22 of a
+// bin when M norm + bins < 2^27, which the constructor checks. So when u's
+// fraction is more than 2^-20 from 0 and from 1, v lies strictly inside bin
+// u >> 32 for the true and for the computed edges alike, and NumPy's
+// correction would keep it. Otherwise (and for ranges failing the check, such
+// as [1e12, 1e12 + 1] whose edges are rounded by a percent of a bin) NumPy's
+// steps decide. The range test comes first: inside [first, last] the
+// conversion to int64 is defined.
+struct uniform_binner {
+  double first, last, s, c;
+  const double* e;
+  std::int64_t bins;
+  bool fast;
+  uniform_binner(double lo, double hi, const std::vector<double>& edges, std::int64_t nbins)
+      : first(lo), last(hi), s(double(nbins) / (hi - lo) * 4294967296.0), c(-lo * s), e(edges.data()), bins(nbins) {
+    const double norm = double(nbins) / (hi - lo), m = std::max(std::abs(lo), std::abs(hi));
+    fast = m * norm + double(nbins) < 134217728.0;  // 2^27
+  }
+  // The bin, -1 outside, or -2 when the fast path cannot decide.
+  std::int64_t quick(double v) const {
+    if (!(v >= first && v <= last)) return -1;
+    if (fast) {
+      constexpr std::uint64_t eps = std::uint64_t(1) << 12;  // 2^-20 of a bin
+      const std::uint64_t u = std::uint64_t(std::int64_t(v * s + c));
+      if ((u & 0xffffffffull) - eps < 0x100000000ull - 2 * eps) [[likely]]
+        return std::int64_t(u >> 32);
+    }
+    return -2;
+  }
+  // np.histogram's bin of v in [first, last], step by step as NumPy computes it.
+  std::int64_t numpy_rule(double v) const {
+    std::int64_t k = std::int64_t((v - first) / (last - first) * double(bins));
+    if (k >= bins) k = bins - 1;
+    if (k > 0 && v < e[k]) --k;
+    else if (k != bins - 1 && v >= e[k + 1]) ++k;
     return k;
-  if (k == bins) --k;
-  if (v < e[std::size_t(k)]) --k;
-  else if (k != bins - 1 && v >= e[std::size_t(k + 1)]) ++k;
-  return k;
-}
+  }
+  std::int64_t operator()(double v) const {
+    const std::int64_t k = quick(v);
+    return k != -2 ? k : numpy_rule(v);
+  }
+};
 // The bin of v among increasing edges (NumPy's searchsorted path), or -1 outside.
 inline std::int64_t edge_bin(double v, const std::vector<double>& e) {
   if (!(v >= e.front() && v <= e.back())) return -1;
@@ -175,11 +209,34 @@ std::vector<H> binned(const communicator& c, bool distributed, const T* p, const
                       std::int64_t bins, BinOf bin_of) {
   std::vector<H> h(static_cast<std::size_t>(bins), H(0));
   H* const hp = h.data();
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t k = bin_of(double(p[i]));
-    if (k < 0) continue;
-    if constexpr (std::is_same_v<Wt, void>) hp[k] += H(1);
-    else hp[k] += H(w[i]);
+  constexpr bool counts = std::is_same_v<Wt, void>;
+  if (counts && bins <= 65536 && bins <= n) {
+    // counts of even and odd positions apart, summed at the end: two values
+    // in the same bin a few positions apart (frequent with few bins) no longer
+    // wait for each other's increment (1.35x -> 1.1x the one-table loop's time
+    // with 100 bins)
+    std::vector<H> h1(static_cast<std::size_t>(bins), H(0));
+    H* const hq = h1.data();
+    std::int64_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+      const std::int64_t k0 = bin_of(double(p[i])), k1 = bin_of(double(p[i + 1]));
+      if (k0 >= 0) hp[k0] += H(1);
+      if (k1 >= 0) hq[k1] += H(1);
+    }
+    if (i < n) {
+      const std::int64_t k = bin_of(double(p[i]));
+      if (k >= 0) hp[k] += H(1);
+    }
+    for (std::int64_t b = 0; b < bins; ++b) hp[b] += hq[b];
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t k = bin_of(double(p[i]));
+      if constexpr (counts) {
+        if (k >= 0) hp[k] += H(1);
+      } else {
+        if (k >= 0) hp[k] += H(w[i]);
+      }
+    }
   }
   if (distributed) c.allreduce(h.data(), bins, reduce_op::sum);
   return h;
@@ -208,10 +265,7 @@ basic_histogram_result<H> uniform_histogram(const X& x, const Wt* w, std::int64_
   const bool distributed = x.layout().split() && c.size() > 1;
   const auto [lo, hi] = outer_edges(c, x.ldata(), x.lnumel(), distributed, o, "histogram");
   const auto e = uniform_edges(lo, hi, bins);
-  const double norm = double(bins) / (hi - lo);
-  auto h = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), bins,
-                     // (by value: a captured reference to an int64 would be reloaded after every count stored)
-                     [&e, lo = lo, hi = hi, norm, bins](double v) { return uniform_bin(v, lo, hi, norm, e, bins); });
+  auto h = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), bins, uniform_binner(lo, hi, e, bins));
   return histogram_of<H>(std::move(h), e, o.density, c);
 }
 
@@ -268,9 +322,15 @@ histogram2d_result histogram2d(X&& xs, Y&& ys, std::int64_t bins = 10) {
   const auto [xl, xh] = detail::outer_edges(c, x.ldata(), x.lnumel(), distributed, {}, "histogram2d");
   const auto [yl, yh] = detail::outer_edges(c, y.ldata(), y.lnumel(), distributed, {}, "histogram2d");
   const auto ex = detail::uniform_edges(xl, xh, bins), ey = detail::uniform_edges(yl, yh, bins);
+  const detail::uniform_binner bx(xl, xh, ex, bins), by(yl, yh, ey, bins);
   std::vector<std::int64_t> n(static_cast<std::size_t>(bins * bins), 0);
   for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
-    const std::int64_t kx = detail::edge_bin(double(x.ldata()[i]), ex), ky = detail::edge_bin(double(y.ldata()[i]), ey);
+    // histogramdd's rule is searchsorted on the edges: the fast path where it
+    // decides (the same bin, see uniform_binner), else the search
+    const double vx = double(x.ldata()[i]), vy = double(y.ldata()[i]);
+    std::int64_t kx = bx.quick(vx), ky = by.quick(vy);
+    if (kx == -2) kx = detail::edge_bin(vx, ex);
+    if (ky == -2) ky = detail::edge_bin(vy, ey);
     if (kx >= 0 && ky >= 0) ++n[std::size_t(kx * bins + ky)];
   }
   if (distributed) c.allreduce(n.data(), bins * bins, reduce_op::sum);

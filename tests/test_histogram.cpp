@@ -13,6 +13,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "common.hpp"
 
@@ -45,10 +46,9 @@ std::vector<std::int64_t> serial_histogram(const std::vector<double>& x, std::in
   for (std::int64_t i = 0; i <= bins; ++i) edges[std::size_t(i)] = double(i) * step + lo;
   edges.back() = hi;
   std::vector<std::int64_t> n(std::size_t(bins), 0);
-  const double norm = double(bins) / (hi - lo);
   for (double v : x) {
     if (!(v >= lo && v <= hi)) continue;
-    std::int64_t k = std::int64_t((v - lo) * norm);
+    std::int64_t k = std::int64_t((v - lo) / (hi - lo) * double(bins));  // NumPy's expression, as written
     if (k == bins) --k;
     if (v < edges[std::size_t(k)]) --k;
     else if (k != bins - 1 && v >= edges[std::size_t(k + 1)]) ++k;
@@ -98,6 +98,53 @@ TEST_CASE("histogram counts equal NumPy's rules", "[histogram]") {
   }
 }
 
+// Values on, and one ulp either side of, every computed edge: where the fast
+// path's fixed point cannot decide, NumPy's corrections against the edges do.
+// An offset range ([1e12, 1e12 + 1]: edges rounded by 1% of a bin) takes
+// NumPy's steps everywhere; [0, 1) and [-3, 7] take the fast path away from
+// the edges. histogram2d follows histogramdd (searchsorted on the edges).
+TEST_CASE("histogram bins values at and beside the edges as NumPy does", "[histogram]") {
+  std::mt19937_64 rng(11);
+  for (const auto& [lo, hi, bins] : {std::tuple{1e12, 1e12 + 1, 100}, std::tuple{0.0, 1.0, 100}, std::tuple{-3.0, 7.0, 37}}) {
+    std::vector<double> e;
+    serial_histogram({}, bins, lo, hi, e);
+    std::vector<double> x;
+    for (double v : e) {
+      x.push_back(v);
+      x.push_back(std::nextafter(v, -INFINITY));
+      x.push_back(std::nextafter(v, INFINITY));
+    }
+    for (int i = 0; i < 3000; ++i) x.push_back(lo + (hi - lo) * std::uniform_real_distribution<double>(-0.01, 1.01)(rng));
+    for (auto sp : {split_axis{0}, split_axis{}}) {
+      auto a = vec(x, sp);
+      std::vector<double> we;
+      const auto h = ember::histogram(a, bins, {.range = {{lo, hi}}});
+      const auto wh = serial_histogram(x, bins, lo, hi, we);
+      REQUIRE(test::all_ranks(local_values(h.hist) == wh && local_values(h.bin_edges) == we));
+      std::int64_t inside = 0;
+      for (double v : x) inside += v >= lo && v <= hi;
+      std::int64_t total = 0;
+      for (auto c : local_values(h.hist)) total += c;
+      REQUIRE(total == inside);
+      // histogram2d: the same values paired with a shuffled copy
+      std::vector<double> y = x;
+      std::shuffle(y.begin(), y.end(), rng);
+      std::vector<double> xc, yc;  // histogram2d takes the data's own range
+      const auto h2 = ember::histogram2d(vec(x, sp), vec(y, split_axis{}), bins);
+      const double xl = *std::min_element(x.begin(), x.end()), xh = *std::max_element(x.begin(), x.end());
+      serial_histogram({}, bins, xl, xh, xc);
+      yc = xc;  // y is a permutation of x: the same range and edges
+      auto bin = [](double v, const std::vector<double>& ed) {
+        return v == ed.back() ? std::int64_t(ed.size()) - 2
+                              : std::int64_t(std::upper_bound(ed.begin(), ed.end(), v) - ed.begin()) - 1;
+      };
+      std::vector<std::int64_t> w(std::size_t(bins * bins), 0);
+      for (std::size_t i = 0; i < x.size(); ++i) ++w[std::size_t(bin(x[i], xc) * bins + bin(y[i], yc))];
+      REQUIRE(test::all_ranks(local_values(h2.hist) == w && local_values(h2.xedges) == xc));
+    }
+  }
+}
+
 TEST_CASE("histogram2d, bincount and digitize", "[histogram]") {
   std::vector<double> x, y;
   std::vector<std::int64_t> lab;
@@ -130,6 +177,60 @@ TEST_CASE("histogram2d, bincount and digitize", "[histogram]") {
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0}, true)) == std::vector<std::int64_t>{0, 0, 1, 1, 3, 3}));
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0})) == std::vector<std::int64_t>{3, 2, 2, 1, 0, 0}));
     REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0}, true)) == std::vector<std::int64_t>{3, 3, 2, 2, 0, 0}));
+  }
+}
+
+// unique finds each block's distinct values by hashing while they are few
+// (under 2^16 per rank) and by sorting beyond: both paths, with first indices
+// and counts, against a serial reference on the gathered data; a 2-D array's
+// first indices are flat global ones; -0.0 and 0.0 are one value, NaN one.
+TEST_CASE("unique by hashing and by sorting agree with a serial reference", "[unique]") {
+  auto reference = [](const std::vector<double>& x) {
+    std::map<double, std::pair<std::int64_t, std::int64_t>> m;  // value -> (first, count); NaN apart
+    std::int64_t nan_first = -1, nans = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) {
+        if (nans++ == 0) nan_first = std::int64_t(i);
+        continue;
+      }
+      auto it = m.find(x[i]);  // -0.0 == 0.0: one key
+      if (it == m.end()) m[x[i]] = {std::int64_t(i), 1};
+      else ++it->second.second;
+    }
+    std::vector<double> v;
+    std::vector<std::int64_t> first, count;
+    for (auto& [k, fc] : m) v.push_back(k), first.push_back(fc.first), count.push_back(fc.second);
+    if (nans) v.push_back(qnan), first.push_back(nan_first), count.push_back(nans);
+    return std::tuple{v, first, count};
+  };
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+    return true;
+  };
+  std::mt19937_64 rng(17);
+  // few distinct values (hashing at every rank count) and ~300000 (sorting)
+  for (const std::int64_t distinct : {std::int64_t(40), std::int64_t(300000)}) {
+    std::vector<double> x(400000);
+    for (auto& v : x) v = double(std::int64_t(rng() % std::uint64_t(distinct)) - distinct / 2);
+    for (std::size_t i = 0; i < x.size(); i += 997) x[i] = (i / 997) % 2 ? -0.0 : qnan;
+    const auto [wv, wi, wc] = reference(x);
+    for (auto sp : {split_axis{0}, split_axis{}}) {
+      const auto r = ember::unique(vec(x, sp), {.return_index = true, .return_counts = true});
+      REQUIRE(test::all_ranks(same(local_values(r.values), wv) && local_values(r.index) == wi &&
+                              local_values(r.counts) == wc));
+      REQUIRE(test::all_ranks(same(local_values(ember::unique(vec(x, sp))), wv)));
+    }
+    // 2-D, split along either axis: flat C-order first indices
+    auto m = ember::array(std::span<const double>(x), std::array<std::int64_t, 2>{800, 500}, {.split = 1});
+    for (int ax : {0, 1}) {
+      auto mm = ember::resplit(m, ax);
+      test::unbalance(mm);
+      const auto r = ember::unique(mm, {.return_index = true, .return_counts = true});
+      REQUIRE(test::all_ranks(same(local_values(r.values), wv) && local_values(r.index) == wi &&
+                              local_values(r.counts) == wc));
+    }
   }
 }
 
