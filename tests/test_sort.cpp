@@ -396,6 +396,8 @@ TEST_CASE("partition and argpartition put each kth where a sort does", "[sort][p
           if (n == 1000) {
             check_partition<float>(data_of<float>(kind, n, 23), sp, uneven, {10, 500});
             check_partition<std::uint8_t>(data_of<std::uint8_t>(kind, n, 24), sp, uneven, {999, 3});
+            // more than 8 distinct pivots: classes found by binary search, not the branchless count
+            check_partition<double>(gd, sp, uneven, {5, 90, 170, 250, 333, 410, 499, 500, 620, 700, 810, 905, 998});
           }
         }
   // NaN last: a kth in the NaN part, one before it; +-inf in place
