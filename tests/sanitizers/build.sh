@@ -30,7 +30,7 @@
 #    the executable (needed with clang, harmless with GCC).
 #  - cuda=disabled when that option exists: the sanitizers are for the CPU code.
 #  - test_optimization=build: the tests at -O0 like the rest (a release build
-#    compiles them at -O1).
+#    compiles them at -O0 too, but with the precompiled header of pch/tests).
 # The options are applied on every run (meson configure), so a reconfiguration
 # triggered by a changed meson.build cannot silently drop them.
 set -euo pipefail
