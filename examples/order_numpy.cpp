@@ -15,6 +15,7 @@
 //   med = np.median(x); p = np.percentile(x, [5, 50, 95])          # distributed selection, no sort
 //   q = [np.quantile(x, 0.3, method=m) for m in methods]; mr = np.median(x, axis=1)
 //   y = x.copy(); y[x > 1] = np.nan; nm = np.nanmedian(y); qn = np.median(y)
+//   nc = np.nancumsum(y, axis=0); ncp = np.nancumprod(1 + y / 10, axis=1)   # NaN read as 0 / 1
 //   p = np.partition(v, [k0, k1]); j = np.argpartition(v, k0)     # selection of the pivots, one all-to-all
 //   t = np.argsort(-v, kind="stable")[:10]                          # topk: the 10 largest and where they are
 //   h, e = np.histogram(x, 20, weights=x * x); hd, _ = np.histogram(x, 20, density=True)
@@ -65,6 +66,8 @@ int main(int argc, char** argv) {
   save("mr", em::median(x, 1));
   em::dndarray<double, 2> y = em::where(x > 1.0, std::numeric_limits<double>::quiet_NaN(), x);
   save_values("nm", {em::nanmedian(y), em::median(y)});
+  save("nc", em::nancumsum(y, 0));
+  save("ncp", em::nancumprod(1.0 + y / 10.0, 1));
   const std::int64_t len = m * n, k0 = len / 3, k1 = (2 * len) / 3;
   save("pt", em::partition(v, {k0, k1}));
   save("j", em::argpartition(v, k0));
@@ -120,6 +123,7 @@ int main(int argc, char** argv) {
 // same("mr", np.median(x, axis=1))
 // y = np.where(x > 1, np.nan, x)
 // same("nm", np.array([np.nanmedian(y), np.median(y)]))
+// close("nc", np.nancumsum(y, axis=0)); same("ncp", np.nancumprod(1 + y / 10, axis=1))
 // k0, k1 = v.size // 3, (2 * v.size) // 3
 // p = got("pt", v); srt = np.sort(v)
 // assert np.array_equal(np.sort(p), srt) and p[k0] == srt[k0] and p[k1] == srt[k1], "p: not a partition"

@@ -1,6 +1,6 @@
-// Scans: NumPy's cumsum, cumprod, cumulative_sum, cumulative_prod, and the
-// running maximum and minimum (np.maximum.accumulate, np.minimum.accumulate),
-// along any axis of any split.
+// Scans: NumPy's cumsum, cumprod, nancumsum, nancumprod, cumulative_sum,
+// cumulative_prod, and the running maximum and minimum (np.maximum.accumulate,
+// np.minimum.accumulate), along any axis of any split.
 //
 //   ember::dndarray<double, 2> c = ember::cumsum(a, 1);  // along a local axis: no communication
 //   auto s = ember::cumsum(x * x, 0);       // along the split axis: one MPI_Exscan of a slice
@@ -25,6 +25,7 @@
 #include "../dsl/matmul.hpp"
 #include "../dsl/shift.hpp"
 #include "../dsl/traversal.hpp"
+#include "../dsl/ufuncs.hpp"
 #include "../shape/shape.hpp"
 #include "scan_kernel.hpp"
 
@@ -127,6 +128,40 @@ auto cummin(A&& a, int axis) {
 template <array_like A>
 auto cummin(A&& a) {
   return detail::make_flat_scan<scan_kind::min>(std::forward<A>(a));
+}
+
+namespace detail {
+// NumPy's _replace_nan: NaN (complex: a NaN part) read as `v`; other dtypes
+// have none and pass through.
+template <class A>
+auto nan_read_as(A&& a, int v) {
+  using T = typename expr::node_t<A>::value_type;
+  if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {
+    auto n = expr::as_node(std::forward<A>(a));
+    return ember::where(ember::isnan(n), T(v), n);
+  } else {
+    return std::forward<A>(a);
+  }
+}
+}  // namespace detail
+
+// np.nancumsum, np.nancumprod: the scans with NaN read as 0 (sums) or 1
+// (products), one fused pass into the scan; a leading run of NaN gives 0 or 1.
+template <array_like A>
+auto nancumsum(A&& a, int axis) {
+  return cumsum(detail::nan_read_as(std::forward<A>(a), 0), axis);
+}
+template <array_like A>
+auto nancumsum(A&& a) {
+  return cumsum(detail::nan_read_as(std::forward<A>(a), 0));
+}
+template <array_like A>
+auto nancumprod(A&& a, int axis) {
+  return cumprod(detail::nan_read_as(std::forward<A>(a), 1), axis);
+}
+template <array_like A>
+auto nancumprod(A&& a) {
+  return cumprod(detail::nan_read_as(std::forward<A>(a), 1));
 }
 
 // NumPy 2's array-API spellings: cumulative_sum(x, axis=...) (the axis may be

@@ -1,4 +1,5 @@
-// Scans (issue 17): cumsum, cumprod, cummax, cummin, cumulative_sum against a
+// Scans (issue 17): cumsum, cumprod, cummax, cummin, cumulative_sum,
+// nancumsum, nancumprod against a
 // serial scan of the gathered data, written out here: every axis of every
 // split, even and uneven blocks, ranks without rows, 1-4 ranks; NumPy's dtypes
 // (int32 and bool accumulate in int64, uint8 in uint64), integers exactly,
@@ -169,6 +170,47 @@ TEST_CASE("scans follow NumPy on NaN, infinities and integer overflow", "[scan]"
     const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
     REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cumsum(z, 0))) == std::vector<std::int64_t>{hi, lo, lo + 1, hi - 1}));
   }
+}
+
+// np.nancumsum / np.nancumprod: NaN read as 0 / 1 (a leading NaN run gives
+// 0 / 1), along every axis of every split, against the serial scans of the
+// gathered data with NaN replaced; complex NaN parts; integers pass through.
+TEST_CASE("nancumsum and nancumprod read NaN as 0 and 1", "[scan]") {
+  const std::vector<std::int64_t> sh{6, 5};
+  std::vector<double> g(30);
+  std::mt19937_64 rng(21);
+  for (auto& x : g) x = rng() % 3 == 0 ? qnan : double(std::int64_t(rng() % 7) - 3) * 0.5;
+  g[0] = g[5] = g[10] = qnan;  // a leading run along both axes
+  std::vector<double> z0 = g, z1 = g;
+  for (auto& x : z0) x = std::isnan(x) ? 0.0 : x;
+  for (auto& x : z1) x = std::isnan(x) ? 1.0 : x;
+  for (auto sp : {split_axis{}, split_axis{0}, split_axis{1}})
+    for (const bool uneven : {false, true})
+      for (int axis : {0, 1, -1}) {
+        INFO("split " << (sp ? *sp : -1) << " uneven " << uneven << " axis " << axis);
+        auto a = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{6, 5}, {.split = sp});
+        if (uneven) test::unbalance(a);
+        const int ax = axis < 0 ? axis + 2 : axis;
+        const auto s = test::gathered(ember::eval(ember::nancumsum(a, axis)));
+        const auto p = test::gathered(ember::eval(ember::nancumprod(a, axis)));
+        REQUIRE(test::all_ranks(near(s, serial_scan<double>(z0, sh, ax, [](double x, double y) { return x + y; }), 1e-12)));
+        REQUIRE(test::all_ranks(near(p, serial_scan<double>(z1, sh, ax, [](double x, double y) { return x * y; }), 1e-12)));
+        // axis=None: the flattened array, and the NaN-free fused pass into the scan step
+        const auto f = test::gathered(ember::eval(ember::nancumsum(a)));
+        REQUIRE(test::all_ranks(near(f, serial_scan<double>(z0, {30}, 0, [](double x, double y) { return x + y; }), 1e-12)));
+      }
+  // complex: a NaN in either part reads as 0
+  const std::vector<std::complex<double>> cv{{1, 1}, {qnan, 2}, {3, qnan}, {0.5, -1}, {2, 0}};
+  auto c = ember::array(std::span<const std::complex<double>>(cv), std::array<std::int64_t, 1>{5}, {.split = 0});
+  const auto cs = test::gathered(ember::eval(ember::nancumsum(c, 0)));
+  const std::vector<std::complex<double>> cw{{1, 1}, {1, 1}, {1, 1}, {1.5, 0}, {3.5, 0}};
+  REQUIRE(test::all_ranks(cs == cw));
+  // integers have no NaN: the plain scans, int32 accumulating in int64
+  const std::vector<std::int32_t> iv{3, -1, 4, 1, -5};
+  auto i = ember::array(std::span<const std::int32_t>(iv), std::array<std::int64_t, 1>{5}, {.split = 0});
+  auto is = ember::eval(ember::nancumsum(i, 0));
+  static_assert(std::is_same_v<decltype(is)::value_type, std::int64_t>);
+  REQUIRE(test::all_ranks(test::gathered(is) == std::vector<std::int64_t>{3, 2, 6, 7, 2}));
 }
 
 TEST_CASE("a scan is a plan step: exact bytes along the split axis, fused before and after", "[scan][planner]") {
