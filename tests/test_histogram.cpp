@@ -210,9 +210,10 @@ TEST_CASE("unique by hashing and by sorting agree with a serial reference", "[un
     return true;
   };
   std::mt19937_64 rng(17);
-  // few distinct values (hashing at every rank count) and ~300000 (sorting)
-  for (const std::int64_t distinct : {std::int64_t(40), std::int64_t(300000)}) {
-    std::vector<double> x(400000);
+  // few distinct values (hashing at every rank count) and nearly all distinct
+  // (over 2^16 a block at 1-3 ranks: sorted; at 4 ranks hashed)
+  for (const std::int64_t distinct : {std::int64_t(40), std::int64_t(1) << 40}) {
+    std::vector<double> x(200000);
     for (auto& v : x) v = double(std::int64_t(rng() % std::uint64_t(distinct)) - distinct / 2);
     for (std::size_t i = 0; i < x.size(); i += 997) x[i] = (i / 997) % 2 ? -0.0 : qnan;
     const auto [wv, wi, wc] = reference(x);
@@ -223,7 +224,7 @@ TEST_CASE("unique by hashing and by sorting agree with a serial reference", "[un
       REQUIRE(test::all_ranks(same(local_values(ember::unique(vec(x, sp))), wv)));
     }
     // 2-D, split along either axis: flat C-order first indices
-    auto m = ember::array(std::span<const double>(x), std::array<std::int64_t, 2>{800, 500}, {.split = 1});
+    auto m = ember::array(std::span<const double>(x), std::array<std::int64_t, 2>{400, 500}, {.split = 1});
     for (int ax : {0, 1}) {
       auto mm = ember::resplit(m, ax);
       test::unbalance(mm);
