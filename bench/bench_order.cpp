@@ -67,6 +67,35 @@ int main(int argc, char** argv) {
     bench::report(rank, "cumsum 2^n float64 split 0 / local loop + MPI_Exscan", r, "<=", 1.2,
                   "hand " + std::to_string(t) + " s, " + std::to_string(ember::explain(ember::cumsum(a, 0)).max_rank().bytes) + " B/rank planned");
   }
+  {  // cumsum(a * b - 0.5): the operand computed as the scan reads it, against the
+     // hand-written loops that compute it in both passes (no temporary either),
+     // and against ember with the operand evaluated first (what it did before)
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    auto b = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    ember::dndarray<double, 1> c = ember::cumsum(a * b - 0.5, 0), tmp = ember::eval(a * b - 0.5);
+    const std::int64_t local = a.lshape()[0];
+    auto y = ember::detail::allocate<double>(std::max<std::int64_t>(local, 1));
+    auto hand = [&] {
+      const double *x = a.ldata(), *v = b.ldata();
+      double tot = 0, carry = 0;
+      for (std::int64_t i = 0; i < local; ++i) tot += x[i] * v[i] - 0.5;
+      MPI_Exscan(&tot, &carry, 1, MPI_DOUBLE, MPI_SUM, comm);
+      if (rank == 0) carry = 0;
+      double acc = carry;
+      for (std::int64_t i = 0; i < local; ++i) y.get()[i] = acc += x[i] * v[i] - 0.5;
+    };
+    const auto [r, t] = bench::ratio_rounds(comm, reps, hand, [&] { c = ember::cumsum(a * b - 0.5, 0); });
+    bench::report(rank, "cumsum(a * b - 0.5) 2^n split 0 / fused local loops + MPI_Exscan", r, "<=", 1.2,
+                  "hand " + std::to_string(t) + " s");
+    const auto [ru, tu] = bench::ratio_rounds(
+        comm, reps, [&] {
+          tmp = a * b - 0.5;
+          c = ember::cumsum(tmp, 0);
+        },
+        [&] { c = ember::cumsum(a * b - 0.5, 0); });
+    bench::report(rank, "cumsum(a * b - 0.5) fused / operand evaluated first", ru, "<=", 1.0,
+                  "evaluated first " + std::to_string(tu) + " s");
+  }
   {  // 2-D: along the split axis and along the local axis
     const std::int64_t cols = 1024, rows = n / cols;
     auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 2>{rows, cols}, {.split = 0});

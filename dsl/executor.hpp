@@ -265,6 +265,12 @@ class executor final : public executor_base {
   void run_op(const planner::step& s) override {
     expr::visit_node<expr::is_step_op_node>(e_, 0, s.node, [&](const auto& x) {
       using T = typename std::remove_cvref_t<decltype(x)>::value_type;
+      if constexpr (requires { x.scan_axis; }) {
+        using A = std::remove_cvref_t<decltype(hana::at_c<0>(x.args))>;
+        if constexpr (expr::kind_of<A> == expr::node_class::elementwise)
+          if (s.bindings.empty() || s.bindings[0].first != s.node + 1)  // its operand's leaves: computed as read
+            return run_fused_scan(hana::at_c<0>(x.args), s.node + 1, x.scan, x.scan_axis, s);
+      }
       const int r = c_.rank();
       const void* in0 = vals_[std::size_t(s.bindings[0].second)].ptr;
       const void* in1 = s.bindings.size() > 1 ? vals_[std::size_t(s.bindings[1].second)].ptr : nullptr;
@@ -299,6 +305,28 @@ class executor final : public executor_base {
       else
         transpose_local(static_cast<const T*>(in0), static_cast<T*>(out.ptr), s.from->lshape(r));
     });
+  }
+
+  // A scan whose elementwise operand `a` (node `id`) the planner folded into it
+  // (planner: fuse_scan_operands): the operand is evaluated chunk by chunk as
+  // the scan reads it, twice along a split axis (the totals, then the scan).
+  template <class X>
+  void run_fused_scan(const X& a, int id, scan_kind k, int axis, const planner::step& s) {
+    using T = typename X::value_type;
+    constexpr int MR = X::ndim;
+    finish_halos();
+    prepare_bindings(s);
+    const kernel::context ctx{&bind_, c_.rank()};
+    const auto sp = space_of<MR>(*s.from, c_.rank());
+    auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false));
+    T* o = static_cast<T*>(out.ptr);
+    scan_pass<T> pass(k, *s.from, axis, c_.rank());
+    auto ev = kernel::make_eval<MR>(a, id, ctx, sp);
+    if (pass.needs_carry()) {
+      kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.add_totals(pos, v, len); });
+      pass.carry(c_);
+    }
+    kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.scan(pos, v, len, o); });
   }
 
   void run_tuple_kernel(const planner::step& s, const kernel::context& ctx) {

@@ -360,6 +360,29 @@ void run_elementwise_multi(Evs evs, Outs outs, const space<MR>& sp) {
 // ---- reductions ----
 inline constexpr std::int64_t chunk = 1024;
 
+// f(pos, values, len) over the expression's elements in the space, in row-major
+// order, `chunk` at a time converted to T (pos: the flat position of the first):
+// what consumes an expression in order without materializing it (a fused scan).
+template <class T, int MR, class Ev, class F>
+void for_each_chunk(Ev& ev, const space<MR>& sp, F&& f) {
+  if (sp.count() == 0) return;
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
+  outer_iter<MR> it(sp);
+  const bool c = ev.contiguous();
+  alignas(64) T tmp[chunk];
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    ev.start(it.idx.data(), sp.ndim - 1);
+    for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
+      const std::int64_t len = std::min(chunk, n - j0);
+      if (c)
+        for (std::int64_t j = 0; j < len; ++j) tmp[j] = T(ev.template at<true>(j0 + j));
+      else
+        for (std::int64_t j = 0; j < len; ++j) tmp[j] = T(ev.template at<false>(j0 + j));
+      f(r * n + j0, static_cast<const T*>(tmp), len);
+    }
+  }
+}
+
 // Sum of a contiguous chunk with 8 independent accumulators (vectorizes without
 // reassociation flags) combined pairwise.
 template <class A, class V>

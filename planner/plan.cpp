@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <ostream>
 #include <sstream>
 
@@ -145,6 +146,22 @@ bool same_blocks(const layout& a, const layout& b) {
       if (range(a, d, r) != range(b, d, r)) return false;
   }
   return true;
+}
+
+// Along a split axis the scan reads its operand twice (the totals, then the
+// scan): folded there only when computing it again costs less than writing and
+// reading a temporary (arithmetic, comparisons, selections; no transcendental).
+bool cheap_to_recompute(const graph& g, int i) {
+  static const std::set<std::string, std::less<>> cheap = {
+      "add",   "sub",   "mul",     "div",        "eq",         "ne",          "lt",          "le",         "gt",
+      "ge",    "minimum", "maximum", "fmin",     "fmax",       "neg",         "abs",         "abs2",       "where",
+      "astype", "clip", "isnan",   "isinf",      "isfinite",   "logical_and", "logical_or",  "logical_xor", "logical_not",
+      "square", "positive", "sign", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",   "real",       "imag",
+      "conj"};
+  const ir_node& n = g.nodes[std::size_t(i)];
+  if (n.kind != node_kind::elementwise) return true;  // a leaf, a scalar, or a value another step computed
+  if (!cheap.count(n.op)) return false;
+  return std::all_of(n.args.begin(), n.args.end(), [&](int a) { return cheap_to_recompute(g, a); });
 }
 
 struct candidate {
@@ -591,14 +608,27 @@ class planner_impl {
     if (g_.nranks > 1 && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
     for (const layout& l : ls) {
       candidate cd{l, l};
-      const auto [c, ch] = operand_cost(a, l);
+      auto [c, ch] = operand_cost(a, l);
+      const bool split_here = l.split() && *l.split() == axis && g_.nranks > 1;
+      if (node(a).kind == node_kind::elementwise) {
+        // Unless folded into the scan (fuse_scan_operands), the operand's kernel
+        // writes a temporary that the scan reads back; folded, it is computed as
+        // the scan reads it, in the scan's layout.
+        const auto& child = groups_[std::size_t(group_of_.at(a))];
+        c += cm_.kappa * double(max_block_bytes(child.cands[std::size_t(ch)].out, node(a).elem));
+        if (!split_here || cheap_to_recompute(g_, a))
+          for (std::size_t ci = 0; ci < child.cands.size(); ++ci)
+            if (child.cands[ci].iter == l && child.cands[ci].out == l && child.cands[ci].cost < c) {
+              c = child.cands[ci].cost;
+              ch = int(ci);
+            }
+      }
       traffic mx;
       for (const auto& t : scan_traffic_all(l, axis, n.elem)) {
         mx.bytes = std::max(mx.bytes, t.bytes);
         mx.messages = std::max(mx.messages, t.messages);
       }
       // a read pass for the totals (split axis only) and the written scan
-      const bool split_here = l.split() && *l.split() == axis && g_.nranks > 1;
       cd.cost = c + cm_.alpha * double(mx.messages) + cm_.beta * double(mx.bytes) +
                 cm_.kappa * double(max_block_bytes(l, n.elem)) * (split_here ? 1.5 : 1.0);
       cd.input_cost = c;
@@ -1192,6 +1222,45 @@ void place_on_device(plan& p, const graph& g, const cost_params& cm, bool per_ra
   p.steps = std::move(out);
 }
 
+// A scan reads its operand in order, once per pass, so an elementwise operand
+// computed for the scan alone needs no pass and no temporary of its own: its
+// fused_kernel step is folded into the scan step, whose bindings become the
+// kernel's (the executor evaluates the operand chunk by chunk as it scans).
+// Only where the kernel iterates in the scan's layout and nothing else reads its
+// value; on the host (a GPU plan keeps the kernel on the device).
+void fuse_scan_operands(plan& p, const graph& g) {
+  if (g.device != device_kind::cpu) return;
+  std::vector<int> readers(p.values.size(), 0);
+  for (const auto& s : p.steps) {
+    for (const auto& b : s.bindings) ++readers[std::size_t(b.second)];
+    if (s.input >= 0) ++readers[std::size_t(s.input)];
+  }
+  if (p.result >= 0) ++readers[std::size_t(p.result)];
+  std::vector<bool> folded(p.steps.size(), false);
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    step& s = p.steps[i];
+    if (s.kind != step_kind::scan || s.bindings.size() != 1) continue;
+    const auto [operand, v] = s.bindings[0];
+    if (readers[std::size_t(v)] != 1 || g.nodes[std::size_t(s.node)].args.at(0) != operand) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      const step& k = p.steps[j];
+      if (k.kind != step_kind::fused_kernel || k.output != v) continue;
+      const int axis = g.nodes[std::size_t(s.node)].axes.at(0);
+      const bool twice = s.from->split() && *s.from->split() == axis && p.nranks > 1;
+      if (k.node == operand && g.nodes[std::size_t(operand)].kind == node_kind::elementwise && *k.from == *s.from &&
+          *k.to == *s.from && (!twice || cheap_to_recompute(g, operand))) {
+        s.bindings = k.bindings;
+        folded[j] = true;
+      }
+      break;
+    }
+  }
+  std::vector<step> kept;
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (!folded[i]) kept.push_back(std::move(p.steps[i]));
+  p.steps = std::move(kept);
+}
+
 // step::local_bytes of every step: the largest block of its output.
 void set_local_bytes(plan& p, const graph& g) {
   for (auto& s : p.steps) {
@@ -1209,6 +1278,7 @@ plan make_plan(const graph& g, const std::optional<layout>& target, bool per_ran
   ++plan_count;
   planner_impl impl(g, per_rank);
   plan p = impl.run(target);
+  fuse_scan_operands(p, g);
   place_on_device(p, g, impl.costs(), per_rank);
   set_local_bytes(p, g);
   return p;

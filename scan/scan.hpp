@@ -26,6 +26,7 @@
 #include "../dsl/shift.hpp"
 #include "../dsl/traversal.hpp"
 #include "../dsl/ufuncs.hpp"
+#include "../dsl/view.hpp"
 #include "../shape/shape.hpp"
 #include "scan_kernel.hpp"
 
@@ -165,8 +166,43 @@ auto nancumprod(A&& a) {
 }
 
 // NumPy 2's array-API spellings: cumulative_sum(x, axis=...) (the axis may be
-// omitted for 1-D arrays only, as NumPy requires). `include_initial` is not
-// offered yet.
+// omitted for 1-D arrays only, as NumPy requires), lazy like cumsum. With
+// options, `{.include_initial = true}` puts the identity (0 for sums, 1 for
+// products) before the first element of every line: the result is one longer
+// along the axis, evaluated now (a dndarray), the scan's layout with the axis
+// extended (balanced when the axis is split).
+struct cumulative_options {
+  bool include_initial = false;
+};
+
+namespace detail {
+template <scan_kind K, class A>
+auto cumulative_evaluated(A&& a, int axis, const cumulative_options& o, const char* what) {
+  auto s = ember::eval(make_scan<K>(std::forward<A>(a), axis));
+  using R = typename decltype(s)::value_type;
+  constexpr int N = decltype(s)::ndim_v;
+  if (!o.include_initial) return s;
+  require_host(s.device(), what);
+  const int ax = normalized_axis(axis, N, what);
+  const layout& l = s.layout();
+  const communicator& c = s.comm();
+  index_vec shape = l.shape();
+  const std::int64_t n = shape[std::size_t(ax)];
+  shape[std::size_t(ax)] = n + 1;
+  const layout rl = !l.split()           ? replicated_layout(shape, c.size())
+                    : *l.split() == ax ? layout::balanced(shape, ax, c.size())
+                                       : l.with_shape(shape, *l.split());
+  dndarray<R, N> r(rl, c);
+  view_spec first = whole_spec(shape), rest = whole_spec(shape);
+  first.axes[std::size_t(ax)] = view_axis{ax, 0, 1, 1};
+  rest.axes[std::size_t(ax)] = view_axis{ax, n > 0 ? 1 : 0, 1, n};
+  expr::view_leaf<R, N, N>(r, std::make_shared<const view_geometry>(rl, std::move(first), true)) =
+      R(K == scan_kind::prod ? 1 : 0);
+  place_into(s, r, std::move(rest));
+  return r;
+}
+}  // namespace detail
+
 template <array_like A>
 auto cumulative_sum(A&& a, int axis) {
   return cumsum(std::forward<A>(a), axis);
@@ -177,6 +213,15 @@ auto cumulative_sum(A&& a) {
   return cumsum(std::forward<A>(a), 0);
 }
 template <array_like A>
+auto cumulative_sum(A&& a, int axis, const cumulative_options& o) {
+  return detail::cumulative_evaluated<scan_kind::sum>(std::forward<A>(a), axis, o, "cumulative_sum");
+}
+template <array_like A>
+auto cumulative_sum(A&& a, const cumulative_options& o) {
+  static_assert(expr::node_t<A>::ndim == 1, "ember::cumulative_sum: pass the axis for arrays of more than one axis (NumPy 2 requires it)");
+  return detail::cumulative_evaluated<scan_kind::sum>(std::forward<A>(a), 0, o, "cumulative_sum");
+}
+template <array_like A>
 auto cumulative_prod(A&& a, int axis) {
   return cumprod(std::forward<A>(a), axis);
 }
@@ -184,6 +229,15 @@ template <array_like A>
 auto cumulative_prod(A&& a) {
   static_assert(expr::node_t<A>::ndim == 1, "ember::cumulative_prod: pass the axis for arrays of more than one axis (NumPy 2 requires it)");
   return cumprod(std::forward<A>(a), 0);
+}
+template <array_like A>
+auto cumulative_prod(A&& a, int axis, const cumulative_options& o) {
+  return detail::cumulative_evaluated<scan_kind::prod>(std::forward<A>(a), axis, o, "cumulative_prod");
+}
+template <array_like A>
+auto cumulative_prod(A&& a, const cumulative_options& o) {
+  static_assert(expr::node_t<A>::ndim == 1, "ember::cumulative_prod: pass the axis for arrays of more than one axis (NumPy 2 requires it)");
+  return detail::cumulative_evaluated<scan_kind::prod>(std::forward<A>(a), 0, o, "cumulative_prod");
 }
 
 }  // namespace ember

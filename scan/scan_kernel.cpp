@@ -174,27 +174,50 @@ reduce_op reduce_of(scan_kind k) {
   return reduce_op::sum;
 }
 
+// carry = the exclusive scan of every rank's totals `t` (s elements), in rank
+// order; the identity on rank 0 (MPI leaves rank 0's undefined).
+template <class T>
+void exscan_totals(scan_kind k, const communicator& comm, const T* t, T* carry, std::int64_t s) {
+  std::fill_n(carry, s, identity<T>(k));
+  const std::int64_t step = detail::chunk_elems(sizeof(T));
+  for (std::int64_t off = 0; off < s; off += step) {
+    const std::int64_t c = std::min(step, s - off);
+    detail::check_mpi(MPI_Exscan(t + off, carry + off, int(c), detail::mpi_type<T>(), detail::mpi_op_for<T>(reduce_of<T>(k)),
+                                 comm.native()),
+                      "MPI_Exscan");
+    if (comm.rank() + 1 < comm.size()) comm.count({c * std::int64_t(sizeof(T)), 1});
+  }
+  if (comm.rank() == 0) std::fill_n(carry, s, identity<T>(k));
+}
+
 template <class T, class F>
 void run(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out, F f) {
   const int r = comm.rank();
   const block_shape b = shape_of(l, axis, r);
   if (!split_along(l, axis)) return scan_block(in, out, b, static_cast<const T*>(nullptr), f);
-  // the carry: an exclusive scan of every rank's totals, in rank order
   const std::int64_t s = slice_elems(l, axis);
   // (arrays, not std::vector: vector<bool> has no data())
   std::unique_ptr<T[]> t(new T[std::size_t(s)]), carry(new T[std::size_t(s)]);
-  std::fill_n(carry.get(), s, identity<T>(k));
   totals(in, b, identity<T>(k), t.get(), f);
-  const std::int64_t step = detail::chunk_elems(sizeof(T));
-  for (std::int64_t off = 0; off < s; off += step) {
-    const std::int64_t c = std::min(step, s - off);
-    detail::check_mpi(MPI_Exscan(t.get() + off, carry.get() + off, int(c), detail::mpi_type<T>(),
-                                 detail::mpi_op_for<T>(reduce_of<T>(k)), comm.native()),
-                      "MPI_Exscan");
-    if (r + 1 < comm.size()) comm.count({c * std::int64_t(sizeof(T)), 1});
-  }
-  if (r == 0) std::fill_n(carry.get(), s, identity<T>(k));  // MPI leaves rank 0's undefined
+  exscan_totals(k, comm, t.get(), carry.get(), s);
   scan_block(in, out, b, r == 0 ? nullptr : carry.get(), f);
+}
+
+// Calls f(combining function) for kind k; complex numbers have sums and products only.
+template <class T, class G>
+void with_combine(scan_kind k, G&& g) {
+  switch (k) {
+    case scan_kind::sum: return g(sum_f<T>{});
+    case scan_kind::prod: return g(prod_f<T>{});
+    case scan_kind::max:
+    case scan_kind::min:
+      if constexpr (is_cplx<T>) {
+        throw type_error(std::string("ember::") + name(k) + ": complex numbers have no order here");
+      } else {
+        if (k == scan_kind::max) return g(max_f<T>{});
+        return g(min_f<T>{});
+      }
+  }
 }
 
 }  // namespace
@@ -215,27 +238,102 @@ std::vector<traffic> scan_traffic_all(const layout& l, int axis, std::int64_t el
   return out;
 }
 
-template <class T>
-void run_scan(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out) {
+namespace {
+void check_axis(scan_kind k, const layout& l, int axis) {
   if (axis < 0 || axis >= l.ndim())
     throw axis_error("ember::" + std::string(name(k)) + ": axis " + std::to_string(axis) + " is out of bounds for shape " +
                      detail::shape_str(l.shape()));
-  switch (k) {
-    case scan_kind::sum: return run(k, l, axis, comm, in, out, sum_f<T>{});
-    case scan_kind::prod: return run(k, l, axis, comm, in, out, prod_f<T>{});
-    case scan_kind::max:
-    case scan_kind::min:
-      if constexpr (is_cplx<T>) {
-        throw type_error(std::string("ember::") + name(k) + ": complex numbers have no order here");
-      } else {
-        if (k == scan_kind::max) return run(k, l, axis, comm, in, out, max_f<T>{});
-        return run(k, l, axis, comm, in, out, min_f<T>{});
-      }
+}
+}  // namespace
+
+template <class T>
+void run_scan(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out) {
+  check_axis(k, l, axis);
+  with_combine<T>(k, [&](auto f) { run(k, l, axis, comm, in, out, f); });
+}
+
+template <class T>
+scan_pass<T>::scan_pass(scan_kind k, const layout& l, int axis, int rank) : k_(k), l_(l), axis_(axis) {
+  check_axis(k, l, axis);
+  const block_shape b = shape_of(l, axis, rank);
+  n_ = b.n;
+  inner_ = b.inner;
+  split_ = split_along(l, axis);
+  if (split_) {
+    const std::int64_t s = slice_elems(l, axis);
+    totals_.reset(new T[std::size_t(s)]);
+    carry_.reset(new T[std::size_t(s)]);
+    std::fill_n(totals_.get(), s, identity<T>(k));
   }
 }
 
+// A chunk never crosses a line (inner == 1) or a row of `inner` elements
+// (inner > 1) once split at those boundaries: each run below lies in one.
+template <class T>
+void scan_pass<T>::add_totals(std::int64_t pos, const T* v, std::int64_t len) {
+  with_combine<T>(k_, [&](auto f) {
+    while (len > 0) {
+      if (inner_ == 1) {  // the line o, elements i.. of it
+        const std::int64_t o = pos / n_, run = std::min(len, n_ - pos % n_);
+        T a0 = totals_[std::size_t(o)], a1 = identity<T>(k_), a2 = a1, a3 = a1;  // four chains, as totals()
+        std::int64_t q = 0;
+        for (; q + 4 <= run; q += 4) {
+          a0 = f(a0, v[q]);
+          a1 = f(a1, v[q + 1]);
+          a2 = f(a2, v[q + 2]);
+          a3 = f(a3, v[q + 3]);
+        }
+        for (; q < run; ++q) a0 = f(a0, v[q]);
+        totals_[std::size_t(o)] = f(f(a0, a1), f(a2, a3));
+        pos += run, v += run, len -= run;
+      } else {  // row i of block o, elements j.. of it
+        const std::int64_t o = pos / (n_ * inner_), j = pos % inner_, run = std::min(len, inner_ - j);
+        T* t = totals_.get() + o * inner_ + j;
+        for (std::int64_t q = 0; q < run; ++q) t[q] = f(t[q], v[q]);
+        pos += run, v += run, len -= run;
+      }
+    }
+  });
+}
+
+template <class T>
+void scan_pass<T>::carry(const communicator& comm) {
+  if (!split_) return;
+  exscan_totals(k_, comm, totals_.get(), carry_.get(), slice_elems(l_, axis_));
+  have_carry_ = comm.rank() > 0;
+}
+
+template <class T>
+void scan_pass<T>::scan(std::int64_t pos, const T* v, std::int64_t len, T* out) const {
+  with_combine<T>(k_, [&](auto f) {
+    const T* c = have_carry_ ? carry_.get() : nullptr;
+    while (len > 0) {
+      T* y = out + pos;
+      if (inner_ == 1) {
+        const std::int64_t o = pos / n_, i = pos % n_, run = std::min(len, n_ - i);
+        T acc = i > 0 ? y[-1] : c ? f(c[o], v[0]) : v[0];
+        std::int64_t q = i > 0 ? 0 : 1;
+        if (i == 0) y[0] = acc;
+        for (; q < run; ++q) y[q] = acc = f(acc, v[q]);
+        pos += run, v += run, len -= run;
+      } else {
+        const std::int64_t o = pos / (n_ * inner_), i = (pos / inner_) % n_, j = pos % inner_,
+                           run = std::min(len, inner_ - j);
+        if (i > 0)
+          for (std::int64_t q = 0; q < run; ++q) y[q] = f(y[q - inner_], v[q]);
+        else if (c)
+          for (std::int64_t q = 0; q < run; ++q) y[q] = f(c[o * inner_ + j + q], v[q]);
+        else
+          std::copy_n(v, run, y);
+        pos += run, v += run, len -= run;
+      }
+    }
+  });
+}
+
 #define EMBER_SCAN(T) \
-  template void run_scan<T>(scan_kind, const layout&, int, const communicator&, const T*, T*);
+  template void run_scan<T>(scan_kind, const layout&, int, const communicator&, const T*, T*); \
+  template class scan_pass<T>;
 EMBER_SCAN(bool)
 EMBER_SCAN(float)
 EMBER_SCAN(double)

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../runtime/communicator.hpp"
@@ -37,5 +38,32 @@ std::vector<traffic> scan_traffic_all(const layout& l, int axis, std::int64_t el
 // T: every arithmetic dtype, and complex64/complex128 for sum and prod.
 template <class T>
 void run_scan(scan_kind k, const layout& l, int axis, const communicator& comm, const T* in, T* out);
+
+// The same scan for an operand that is computed as it is read (a fused
+// expression, `cumsum(x * w)`): the dsl's kernel hands this rank's block of the
+// operand over in chunks, in row-major order, and no temporary of the operand
+// is written. When needs_carry() (the axis is split over more than one rank)
+// the chunks come twice: first to add_totals, then carry() (collective: every
+// rank calls it), then to scan; otherwise only to scan. `pos` is a chunk's flat
+// row-major position in the block, `out` the whole output block (a line
+// continues from the element written before it).
+template <class T>
+class scan_pass {
+ public:
+  scan_pass(scan_kind k, const layout& l, int axis, int rank);
+  bool needs_carry() const { return split_; }
+  void add_totals(std::int64_t pos, const T* v, std::int64_t len);
+  void carry(const communicator& comm);
+  void scan(std::int64_t pos, const T* v, std::int64_t len, T* out) const;
+
+ private:
+  scan_kind k_;
+  const layout& l_;
+  int axis_;
+  std::int64_t n_ = 0, inner_ = 1;  // the block's extent along the axis, and the elements after it
+  bool split_ = false;
+  bool have_carry_ = false;  // false on rank 0 and when not split: lines start from their first element
+  std::unique_ptr<T[]> totals_, carry_;  // (arrays: vector<bool> has no data())
+};
 
 }  // namespace ember

@@ -224,17 +224,20 @@ TEST_CASE("a scan is a plan step: exact bytes along the split axis, fused before
   REQUIRE(p.to_string().find("cumsum") != std::string::npos);
   // along the local axis: nothing
   REQUIRE(ember::explain(ember::cumsum(a, 1)).total().bytes == 0);
-  // fusion: x * x in one pass before the scan, / 2 + 1 in one pass after
+  // fusion: x * x computed as the scan reads it (no pass of its own), / 2 + 1
+  // in one pass after
   using K = ember::planner::step_kind;
   const auto pf = ember::explain(ember::cumsum(a * a, 0) / 2.0 + 1.0);
+  INFO(pf.to_string());
   int kernels = 0, scans = 0, moves = 0;
   for (const auto& s : pf.steps) {
     kernels += s.kind == K::fused_kernel;
     scans += s.kind == K::scan;
     moves += ember::planner::is_move(s.kind);
+    if (s.kind == K::scan) REQUIRE(s.text.find("mul(a0, a0)") != std::string::npos);
   }
   REQUIRE(scans == 1);
-  REQUIRE(kernels == 2);
+  REQUIRE(kernels == 1);
   REQUIRE(moves == 0);
   ember::dndarray<double, 2> r = ember::cumsum(a * a, 0) / 2.0 + 1.0;
   REQUIRE(test::all_ranks(trace_matches()));
@@ -248,6 +251,84 @@ TEST_CASE("a scan is a plan step: exact bytes along the split axis, fused before
                                         std::shared_ptr<double[]>());
   const auto ps = ember::plan_for(ember::cumsum(big, 0), 4096);
   REQUIRE(ps.max_rank().bytes == 64 * 8);
+}
+
+namespace {
+int kernels_in(const ember::planner::plan& p) {
+  int k = 0;
+  for (const auto& s : p.steps) k += s.kind == ember::planner::step_kind::fused_kernel;
+  return k;
+}
+}  // namespace
+
+TEST_CASE("a scan computes its elementwise operand as it reads it, at every axis and split", "[scan][fusion]") {
+  const int P = ember::world().size();
+  using A2 = std::array<std::int64_t, 2>;
+  for (auto sp : {split_axis{}, split_axis{0}, split_axis{1}})
+    for (const bool uneven : {false, true})
+      for (int ax = 0; ax < 2; ++ax) {
+        INFO("split " << (sp ? *sp : -1) << " uneven " << uneven << " axis " << ax);
+        auto a = random_array<double>(A2{13, 6}, sp, 41);
+        auto w = random_array<double>(A2{13, 6}, sp, 42);
+        auto b = random_array<std::int32_t>(A2{13, 6}, sp, 43);
+        if (uneven) {
+          test::unbalance(a);
+          test::unbalance(w);
+          test::unbalance(b);
+        }
+        const auto ga = test::gathered(a), gw = test::gathered(w);
+        const auto gb = test::gathered(b);
+        bool along = sp && *sp == ax && P > 1;
+        // arithmetic: folded into the scan wherever it runs (no kernel step)
+        auto e1 = ember::cumsum(a * w - 1.0, ax);
+        REQUIRE(kernels_in(ember::explain(e1)) == 0);
+        ember::dndarray<double, 2> r1 = e1;
+        REQUIRE(test::all_ranks(trace_matches()));
+        std::vector<double> x1(ga.size());
+        for (std::size_t i = 0; i < x1.size(); ++i) x1[i] = ga[i] * gw[i] - 1.0;
+        REQUIRE(test::all_ranks(near(test::gathered(r1), serial_scan<double>(x1, {13, 6}, ax, std::plus<double>()), 1e-12)));
+        // an integer operand accumulates in int64, exactly; max along the axis
+        auto r2 = ember::eval(ember::cummax(b * 3 - ember::abs(b), ax));
+        std::vector<std::int32_t> x2(gb.size());
+        for (std::size_t i = 0; i < x2.size(); ++i) x2[i] = gb[i] * 3 - std::abs(gb[i]);
+        REQUIRE(test::all_ranks(near(test::gathered(r2),
+                                     serial_scan<std::int32_t>(x2, {13, 6}, ax, [](auto p, auto q) { return std::max(p, q); }), 0)));
+        auto r3 = ember::eval(ember::cumsum(b + b, ax));
+        std::vector<std::int64_t> x3(gb.size());
+        for (std::size_t i = 0; i < x3.size(); ++i) x3[i] = 2 * std::int64_t(gb[i]);
+        REQUIRE(test::all_ranks(near(test::gathered(r3), serial_scan<std::int64_t>(x3, {13, 6}, ax, std::plus<std::int64_t>()), 0)));
+        // a transcendental operand is computed once: folded only where the scan
+        // reads it once (a local axis), a pass of its own along the split axis
+        auto e4 = ember::cumsum(ember::sin(a), ax);
+        const auto p4 = ember::explain(e4);
+        INFO(p4.to_string());
+        for (const auto& st : p4.steps)
+          if (st.kind == ember::planner::step_kind::scan) along = st.from->split() == ax && P > 1;
+        REQUIRE(kernels_in(p4) == (along ? 1 : 0));
+        ember::dndarray<double, 2> r4 = e4;
+        std::vector<double> x4(ga.size());
+        for (std::size_t i = 0; i < x4.size(); ++i) x4[i] = std::sin(ga[i]);
+        REQUIRE(test::all_ranks(near(test::gathered(r4), serial_scan<double>(x4, {13, 6}, ax, std::plus<double>()), 1e-12)));
+        // in place: a = cumsum(a * 2) reads each element before writing it
+        ember::dndarray<double, 2> c = ember::eval(a * 1.0);
+        c = ember::cumsum(c * 2.0, ax);
+        std::vector<double> x5(ga.size());
+        for (std::size_t i = 0; i < x5.size(); ++i) x5[i] = 2 * ga[i];
+        REQUIRE(test::all_ranks(near(test::gathered(c), serial_scan<double>(x5, {13, 6}, ax, std::plus<double>()), 1e-12)));
+      }
+  // views over the split axis (shifted reads: halos into the scan): the running
+  // sum of differences telescopes, a[i + 1] - a[0]
+  for (const bool uneven : {false, true}) {
+    auto v = random_array<double>(std::array<std::int64_t, 1>{37}, split_axis{0}, 44);
+    if (uneven) test::unbalance(v);
+    const auto g = test::gathered(v);
+    using ember::slice;
+    ember::dndarray<double, 1> t = ember::cumsum(v(slice(1, 37)) - v(slice(0, 36)), 0);
+    REQUIRE(test::all_ranks(trace_matches()));
+    std::vector<double> want(36);
+    for (std::size_t i = 0; i < 36; ++i) want[i] = g[i + 1] - g[0];
+    REQUIRE(test::all_ranks(near(test::gathered(t), want, 1e-12)));
+  }
 }
 
 TEST_CASE("axis=None scans the flattened array; cumulative_sum is NumPy 2's spelling", "[scan]") {
@@ -265,6 +346,49 @@ TEST_CASE("axis=None scans the flattened array; cumulative_sum is NumPy 2's spel
     REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::cumulative_prod(v))) ==
                             test::gathered(ember::eval(ember::cumprod(v, 0)))));
   }
+}
+
+TEST_CASE("cumulative_sum and cumulative_prod with include_initial: the identity first, one longer", "[scan]") {
+  const int P = ember::world().size();
+  using A2 = std::array<std::int64_t, 2>;
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}})
+    for (const bool uneven : {false, true})
+      for (int ax = 0; ax < 2; ++ax) {
+        INFO("split " << (sp ? *sp : -1) << " uneven " << uneven << " axis " << ax);
+        auto a = random_array<std::int32_t>(A2{9, 4}, sp, 51);
+        if (uneven) test::unbalance(a);
+        const auto g = test::gathered(a);
+        const std::vector<std::int64_t> sh{9, 4};
+        for (const bool prod : {false, true}) {
+          auto r = prod ? ember::cumulative_prod(a, ax, {.include_initial = true})
+                        : ember::cumulative_sum(a, ax, {.include_initial = true});
+          static_assert(std::is_same_v<typename decltype(r)::value_type, std::int64_t>);
+          std::vector<std::int64_t> want_shape = sh;
+          ++want_shape[std::size_t(ax)];
+          REQUIRE(r.layout().shape() == ember::index_vec(want_shape.begin(), want_shape.end()));
+          if (sp && *sp == ax && P > 1) REQUIRE(r.layout().is_balanced());
+          if (sp && *sp != ax) REQUIRE(r.layout().split() == a.layout().split());
+          // np.cumulative_sum(a, axis=ax, include_initial=True) written out
+          auto f = [prod](std::int64_t x, std::int64_t y) { return prod ? x * y : x + y; };
+          const auto scan = serial_scan<std::int64_t>(g, sh, ax, f);
+          std::vector<std::int64_t> want;
+          for (std::int64_t i = 0; i < want_shape[0]; ++i)
+            for (std::int64_t j = 0; j < want_shape[1]; ++j) {
+              const std::int64_t k = ax == 0 ? i : j;
+              if (k == 0) want.push_back(prod ? 1 : 0);
+              else want.push_back(scan[std::size_t(ax == 0 ? (i - 1) * 4 + j : i * 4 + (j - 1))]);
+            }
+          REQUIRE(test::all_ranks(test::gathered(r) == want));
+          // without it: the scan, evaluated
+          auto plain = ember::cumulative_sum(a, ax, {});
+          REQUIRE(test::all_ranks(test::gathered(plain) == serial_scan<std::int64_t>(g, sh, ax, std::plus<std::int64_t>())));
+        }
+      }
+  // 1-D, and an empty vector gives the identity alone
+  auto v = random_array<double>(std::array<std::int64_t, 1>{0}, split_axis{0}, 52);
+  auto e = ember::cumulative_prod(v, {.include_initial = true});
+  REQUIRE(e.layout().shape() == ember::index_vec{1});
+  REQUIRE(test::all_ranks(test::gathered(e) == std::vector<double>{1.0}));
 }
 
 TEST_CASE("a bad scan axis raises on every rank", "[scan][errors]") {
