@@ -207,7 +207,10 @@ class executor final : public executor_base {
     prepare_bindings(s);
     const kernel::context ctx{&bind_, c_.rank()};
     if (cp_.g.nodes[std::size_t(s.node)].kind == planner::node_kind::reduce) {
-      expr::visit_node<expr::is_reduction_node>(e_, 0, s.node, [&](const auto& r) { run_reduction_kernel(r, s, ctx); });
+      expr::visit_node<expr::is_reduction_node>(e_, 0, s.node, [&](const auto& r) {
+        if constexpr (requires { std::remove_cvref_t<decltype(r)>::binned; }) run_binned_kernel(r, s, ctx);
+        else run_reduction_kernel(r, s, ctx);
+      });
       return;
     }
     if (s.node != 0) {  // an elementwise operand of a matmul or transpose
@@ -394,6 +397,24 @@ class executor final : public executor_base {
         for (std::int64_t i = 0; i < nout; ++i)
           if (std::isfinite(o[i])) o[i] += static_cast<T*>(comp.get())[i];
     }
+  }
+
+  // A histogram (histogram/histogram.hpp): counts per bin of its operand's
+  // values, computed as they are read, on the host.
+  template <class R>
+  void run_binned_kernel(const R& r, const planner::step& s, const kernel::context& ctx) {
+    using A = std::remove_cvref_t<decltype(r.arg)>;
+    using T = typename R::value_type;
+    constexpr int MR = A::ndim;
+    if (s.on == device_kind::gpu) throw_no_device_kernels(s);
+    const auto sp = space_of<MR>(*s.from, c_.rank());
+    auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
+    auto& out = output(s.output, s.to->local_size(c_.rank()) * std::int64_t(sizeof(T)), dest_safe(s, true));
+    r.count(
+        [&](auto&& f) {
+          kernel::for_each_chunk<double, MR>(ev, sp, [&](std::int64_t, const double* v, std::int64_t n) { f(v, n); });
+        },
+        static_cast<T*>(out.ptr));
   }
 
   void run_combine(const planner::step& s) override {

@@ -134,6 +134,7 @@ void lower(const X& x, lower_state& st, int id = 0) {
       n.keepdims = x.keepdims;
       n.index_result = x.index_result;
       if (x.index_result) n.value_elem = std::int64_t(sizeof(typename X::arg_type));
+      if constexpr (requires { x.options_text(true); }) n.label = x.options_text(st.scalar_values);  // histogram's bins
     } else if constexpr (kind == K::step_op) {
       n.kind = std::is_same_v<decltype(x.op_tag()), expr::matmul_op> ? planner::node_kind::matmul
                                                                       : planner::node_kind::transpose;
@@ -212,6 +213,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     f.add(std::uint64_t(x.keepdims));
     for (int a : x.axes) f.add(std::uint64_t(a));
     f.add(0xa5a5);
+    if constexpr (requires { x.plan_key(); }) f.add(x.plan_key());
   } else {
     static_assert(kind == K::elementwise || kind == K::step_op || kind == K::tuple);
     if constexpr (requires { x.outer; }) f.add(0x6d6d + std::uint64_t(x.outer));

@@ -19,7 +19,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -73,6 +76,20 @@ inline std::vector<double> uniform_edges(double first, double last, std::int64_t
   return e;
 }
 
+// A given range: NumPy's checks, and a constant range widened by 0.5 each way.
+inline std::pair<double, double> given_range(std::pair<double, double> r, const char* what) {
+  auto [lo, hi] = r;
+  if (lo > hi) throw value_error(std::string("ember::") + what + ": max must be larger than min in range parameter, got (" +
+                                 std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    throw value_error(std::string("ember::") + what + ": supplied range of [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not finite");
+  if (lo == hi) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  return {lo, hi};
+}
+
 // The outer edges: the given range, or the data's minimum and maximum (one
 // allreduce); NumPy's rules for an empty or constant array.
 template <class T>
@@ -80,12 +97,7 @@ std::pair<double, double> outer_edges(const communicator& c, const T* p, std::in
                                       const histogram_options& o, const char* what) {
   double lo, hi;
   if (o.range) {
-    lo = o.range->first;
-    hi = o.range->second;
-    if (lo > hi) throw value_error(std::string("ember::") + what + ": max must be larger than min in range parameter, got (" +
-                                   std::to_string(lo) + ", " + std::to_string(hi) + ")");
-    if (!std::isfinite(lo) || !std::isfinite(hi))
-      throw value_error(std::string("ember::") + what + ": supplied range of [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not finite");
+    return given_range(*o.range, what);
   } else {
     double mm[2] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
     bool nan = false;
@@ -177,6 +189,100 @@ inline void check_edges(const std::vector<double>& e, const char* what) {
   for (std::size_t i = 1; i < e.size(); ++i)
     if (!(e[i] >= e[i - 1])) throw value_error(std::string("ember::") + what + ": bins must increase monotonically");
 }
+
+// What a histogram plan step bins by: uniform bins over [lo, hi] (NumPy's fast
+// path, uniform_binner) or explicit increasing edges.
+struct bin_spec {
+  std::vector<double> edges;
+  bool uniform = false;
+  double lo = 0, hi = 0;
+  std::int64_t bins() const { return std::int64_t(edges.size()) - 1; }
+};
+
+
+}  // namespace detail
+
+namespace expr {
+
+struct histogram_op {
+  static constexpr std::string_view name = "histogram";
+  static constexpr reduce_op mpi = reduce_op::sum;  // the allreduce of the counts
+};
+
+// np.histogram(a, bins, range)[0] as a reduction over every axis into int64
+// counts per bin: one fused pass over the blocks (the operand computed as it
+// is read) and one allreduce of the counts, a plan step like sum's.
+template <class A>
+struct histogram_node : node_base {
+  using arg_type = typename A::value_type;
+  using value_type = std::int64_t;
+  static constexpr int ndim = 1;
+  static constexpr bool exact_ndim = true;
+  static constexpr int node_count = 1 + A::node_count;
+  static constexpr bool index_result = false;
+  static constexpr bool binned = true;  // the executor's hook: count() instead of a reduction kernel
+  static histogram_op op_tag() { return {}; }
+  A arg;
+  std::vector<int> axes;
+  bool keepdims = false;
+  std::shared_ptr<const ember::detail::bin_spec> spec;
+  dims shape_;
+  histogram_node(A a, std::shared_ptr<const ember::detail::bin_spec> sp) : arg(std::move(a)), spec(std::move(sp)) {
+    for (int d = 0; d < int(arg.shape_dims().size()); ++d) axes.push_back(d);
+    shape_.push_back(spec->bins());
+  }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
+  // What the plan depends on beyond the types (the bin count: the result's shape).
+  std::uint64_t plan_key() const { return 0x4b15ull + std::uint64_t(spec->bins()) * 2 + (spec->uniform ? 1 : 0); }
+  // As EXPLAIN shows it; the values only when asked (a cached plan serves any range).
+  std::string options_text(bool values) const {
+    std::ostringstream os;
+    os << "bins=" << spec->bins();
+    if (values && spec->uniform) os << ", range=(" << spec->lo << ", " << spec->hi << ")";
+    if (!spec->uniform) os << ", edges";
+    return os.str();
+  }
+  // The counts of this rank's values into h (bins() of them): each(f) calls
+  // f(values, n) over the block's values in chunks.
+  template <class Each>
+  void count(Each&& each, std::int64_t* h) const {
+    const std::int64_t nb = spec->bins();
+    std::fill_n(h, nb, std::int64_t(0));
+    // counts of even and odd positions apart (see binned()), one table for many bins
+    std::vector<std::int64_t> odd(static_cast<std::size_t>(nb <= 65536 ? nb : 0), 0);
+    std::int64_t* const h1 = nb <= 65536 ? odd.data() : h;
+    auto tally = [&](const auto& bin_of) {
+      each([&](const double* v, std::int64_t len) {
+        std::int64_t i = 0;
+        for (; i + 2 <= len; i += 2) {
+          const std::int64_t k0 = bin_of(v[i]), k1 = bin_of(v[i + 1]);
+          if (k0 >= 0) ++h[k0];
+          if (k1 >= 0) ++h1[k1];
+        }
+        if (i < len) {
+          const std::int64_t k = bin_of(v[i]);
+          if (k >= 0) ++h[k];
+        }
+      });
+    };
+    if (spec->uniform) tally(ember::detail::uniform_binner(spec->lo, spec->hi, spec->edges, nb));
+    else tally([e = &spec->edges](double v) { return ember::detail::edge_bin(v, *e); });
+    if (h1 != h)
+      for (std::int64_t b = 0; b < nb; ++b) h[b] += h1[b];
+  }
+};
+
+template <class A>
+struct node_traits<histogram_node<A>> {
+  static constexpr node_class kind = node_class::reduction;
+};
+
+}  // namespace expr
+
+namespace detail {
+
+
 
 template <class A>
 auto host_eval(A&& a, const char* what) {
@@ -281,18 +387,78 @@ basic_histogram_result<H> edges_histogram(const X& x, const Wt* w, const std::ve
 
 }  // namespace detail
 
+namespace detail {
+
+inline std::shared_ptr<const bin_spec> uniform_spec(std::int64_t bins, double lo, double hi) {
+  auto sp = std::make_shared<bin_spec>();
+  sp->uniform = true;
+  sp->lo = lo;
+  sp->hi = hi;
+  sp->edges = uniform_edges(lo, hi, bins);
+  return sp;
+}
+inline std::shared_ptr<const bin_spec> edges_spec(const std::vector<double>& edges) {
+  check_edges(edges, "histogram");
+  auto sp = std::make_shared<bin_spec>();
+  sp->edges = edges;
+  return sp;
+}
+template <class A>
+auto make_histogram_node(A&& a, std::shared_ptr<const bin_spec> sp) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(!is_complex_v<T>, "ember: histograms take real numbers");
+  return expr::histogram_node<expr::node_t<A>>(expr::as_node(std::forward<A>(a)), std::move(sp));
+}
+// The planned counts (a fused pass and one allreduce), as the eager result.
+template <class H, class Node>
+basic_histogram_result<H> planned_histogram(const Node& n, bool density) {
+  const dndarray<std::int64_t, 1> counts = ember::eval(n);
+  const communicator& c = counts.comm();
+  std::vector<H> h(std::size_t(n.spec->bins()));
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = H(counts.ldata()[i]);
+  return histogram_of<H>(std::move(h), n.spec->edges, density, c);
+}
+
+}  // namespace detail
+
+// np.histogram(a, bins, range)[0] as a lazy expression (int64 counts per bin,
+// replicated): a plan step, one fused pass over the blocks (`a` computed as it
+// is read) and one allreduce of the counts, so `explain` shows its bytes and it
+// can feed further expressions (`histogram_counts(x, 100, {0, 1}) / n`). The
+// range is required, as in Dask: without it the edges depend on the data.
+template <array_like A>
+auto histogram_counts(A&& a, std::int64_t bins, std::pair<double, double> range) {
+  if (bins < 1) throw value_error("ember::histogram_counts: `bins` must be positive, got " + std::to_string(bins));
+  const auto [lo, hi] = detail::given_range(range, "histogram_counts");
+  return detail::make_histogram_node(std::forward<A>(a), detail::uniform_spec(bins, lo, hi));
+}
+// np.histogram(a, bins=edges)[0], lazy: explicit, monotonically increasing edges.
+template <array_like A>
+auto histogram_counts(A&& a, const std::vector<double>& edges) {
+  return detail::make_histogram_node(std::forward<A>(a), detail::edges_spec(edges));
+}
+
 // np.histogram(a, bins=10, range=None): over all elements of a. H: the type of
-// the counts (int64; double for density=true).
+// the counts (int64; double for density=true). The counting is the plan step
+// of histogram_counts; without a range `a` is evaluated first and its minimum
+// and maximum found in one pass and one allreduce.
 template <class H = std::int64_t, array_like A>
 basic_histogram_result<H> histogram(A&& a, std::int64_t bins = 10, const histogram_options& o = {}) {
+  if (bins < 1) throw value_error("ember::histogram: `bins` must be positive, got " + std::to_string(bins));
+  if (o.range) {
+    const auto [lo, hi] = detail::given_range(*o.range, "histogram");
+    return detail::planned_histogram<H>(detail::make_histogram_node(std::forward<A>(a), detail::uniform_spec(bins, lo, hi)),
+                                        o.density);
+  }
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  return detail::uniform_histogram<H>(x, static_cast<const void*>(nullptr), bins, o);
+  const communicator& c = x.comm();
+  const auto [lo, hi] = detail::outer_edges(c, x.ldata(), x.lnumel(), x.layout().split() && c.size() > 1, o, "histogram");
+  return detail::planned_histogram<H>(detail::make_histogram_node(x, detail::uniform_spec(bins, lo, hi)), o.density);
 }
 // np.histogram(a, bins=edges): explicit, monotonically increasing edges.
 template <class H = std::int64_t, array_like A>
 basic_histogram_result<H> histogram(A&& a, const std::vector<double>& edges, const histogram_options& o = {}) {
-  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  return detail::edges_histogram<H>(x, static_cast<const void*>(nullptr), edges, o);
+  return detail::planned_histogram<H>(detail::make_histogram_node(std::forward<A>(a), detail::edges_spec(edges)), o.density);
 }
 // np.histogram(a, bins, range, density, weights): the sum of the weights (an
 // array of a's shape) per bin, float64.

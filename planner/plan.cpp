@@ -266,6 +266,7 @@ class planner_impl {
                         (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|' +
                         (x.kind == node_kind::sort ? x.label + '|' : std::string());
       if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
+      else if (x.kind == node_kind::reduce && !x.label.empty()) key += "binned" + std::to_string(i);  // edges may differ
       else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
       for (int a : x.args) key += std::to_string(canon_[std::size_t(a)]) + ',';
       canon_[std::size_t(i)] = seen.emplace(std::move(key), i).first->second;
@@ -986,9 +987,10 @@ class planner_impl {
     }
     k.from = c.iter;
     k.to = c.out;
-    k.text = G.is_reduce ? node(G.root).op + "(" + text(G.region) + ", axes=" + detail::shape_str(node(G.root).axes) +
-                               (node(G.root).keepdims ? ", keepdims" : "") + ")"
-                         : text(G.root);
+    k.text = !G.is_reduce                  ? text(G.root)
+             : !node(G.root).label.empty() ? node(G.root).op + "(" + text(G.region) + ", " + node(G.root).label + ")"
+                                           : node(G.root).op + "(" + text(G.region) + ", axes=" +
+                                                 detail::shape_str(node(G.root).axes) + (node(G.root).keepdims ? ", keepdims" : "") + ")";
     k.traffic = {};  // a kernel sends nothing
     if (per_rank_) k.traffic.per_rank.assign(std::size_t(g_.nranks), {});
     k.output = new_value(p, G.root, c.out);

@@ -103,6 +103,75 @@ TEST_CASE("histogram counts equal NumPy's rules", "[histogram]") {
 // An offset range ([1e12, 1e12 + 1]: edges rounded by 1% of a bin) takes
 // NumPy's steps everywhere; [0, 1) and [-3, 7] take the fast path away from
 // the edges. histogram2d follows histogramdd (searchsorted on the edges).
+TEST_CASE("a histogram is a plan step: a fused pass, one allreduce of exact bytes, lazy counts", "[histogram][planner]") {
+  const int P = ember::world().size();
+  using K = ember::planner::step_kind;
+  std::mt19937_64 rng(71);
+  std::vector<double> x(613), w(613);
+  for (auto& v : x) v = double(rng() % 1000) / 250.0 - 2.0;
+  for (auto& v : w) v = double(rng() % 100) / 50.0;
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    INFO("split " << (sp ? *sp : -1));
+    auto a = vec(x, sp), b = vec(w, sp);
+    // histogram_counts of an expression: the operand computed as it is read
+    auto h = ember::histogram_counts(a * b + 1.0, 40, {-3.0, 5.0});
+    const auto p = ember::explain(h);
+    INFO(p.to_string());
+    int kernels = 0, allreduces = 0;
+    for (const auto& st : p.steps) {
+      kernels += st.kind == K::fused_kernel;
+      allreduces += st.kind == K::allreduce;
+      if (st.kind == K::fused_kernel) {
+        REQUIRE(st.text.find("histogram(add(mul(a0, a1), 1), bins=40, range=(-3, 5))") != std::string::npos);
+        REQUIRE(st.to->shape() == ember::index_vec{40});
+      }
+    }
+    REQUIRE(kernels == 1);
+    REQUIRE(allreduces == ((sp && P > 1) ? 1 : 0));
+    REQUIRE(ember::planner::is_move(p.steps.front().kind) == false);
+    // the allreduce's bytes: 40 int64 counts, what the model says of an allreduce
+    if (sp && P > 1) REQUIRE(p.max_rank().bytes > 0);
+    ember::dndarray<std::int64_t, 1> counts = h;
+    REQUIRE(test::all_ranks([] {
+      for (const auto& t : ember::last_trace())
+        if (!(t.predicted == t.measured)) return false;
+      return true;
+    }()));
+    std::vector<double> y(x.size()), edges;
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * w[i] + 1.0;
+    const auto want = serial_histogram(y, 40, -3.0, 5.0, edges);
+    REQUIRE(!counts.layout().split());
+    REQUIRE(test::all_ranks(local_values(counts) == want));
+    // it feeds further expressions: a fused consumer reads the counts
+    auto frac = ember::eval(ember::astype<double>(ember::histogram_counts(a, 8, {-2.0, 2.0})) / 613.0);
+    const auto want8 = serial_histogram(x, 8, -2.0, 2.0, edges);
+    std::vector<double> wantf;
+    for (auto c : want8) wantf.push_back(double(c) / 613.0);
+    REQUIRE(test::all_ranks(local_values(frac) == wantf));
+    // a loop over ranges plans once: the range is not part of the plan
+    const auto before = ember::planner::plans_made();
+    for (double hi : {1.0, 2.0, 3.0}) {
+      ember::dndarray<std::int64_t, 1> c = ember::histogram_counts(a, 10, {-2.0, hi});
+      REQUIRE(test::all_ranks(local_values(c) == serial_histogram(x, 10, -2.0, hi, edges)));
+    }
+    REQUIRE(ember::planner::plans_made() - before <= 1);
+    // explicit edges, and two histograms of one array in one expression (not merged)
+    const std::vector<double> e{-2.0, -1.0, 0.5, 2.0};
+    auto two = ember::eval(ember::histogram_counts(a, e) - ember::histogram_counts(a, std::vector<double>{-2.0, 0.0, 1.0, 2.0}));
+    std::vector<std::int64_t> n1(3, 0), n2(3, 0);
+    for (double v : x) {
+      if (v >= -2.0 && v <= 2.0) ++n1[std::size_t(v == 2.0 ? 2 : std::upper_bound(e.begin(), e.end(), v) - e.begin() - 1)];
+      if (v >= -2.0 && v <= 2.0) ++n2[std::size_t(v >= 1.0 ? 2 : v >= 0.0 ? 1 : 0)];
+    }
+    REQUIRE(test::all_ranks(local_values(two) == std::vector<std::int64_t>{n1[0] - n2[0], n1[1] - n2[1], n1[2] - n2[2]}));
+    // the eager histogram counts by the same step
+    auto [hh, he] = ember::histogram(a * b + 1.0, 40, {.range = {{-3.0, 5.0}}});
+    REQUIRE(test::all_ranks(local_values(hh) == want));
+    REQUIRE_THROWS_AS(ember::histogram_counts(a, 0, {0.0, 1.0}), ember::value_error);
+    REQUIRE_THROWS_AS(ember::histogram_counts(a, 4, {1.0, 0.0}), ember::value_error);
+  }
+}
+
 TEST_CASE("histogram bins values at and beside the edges as NumPy does", "[histogram]") {
   std::mt19937_64 rng(11);
   for (const auto& [lo, hi, bins] : {std::tuple{1e12, 1e12 + 1, 100}, std::tuple{0.0, 1.0, 100}, std::tuple{-3.0, 7.0, 37}}) {
