@@ -361,7 +361,8 @@ void run_elementwise_multi(Evs evs, Outs outs, const space<MR>& sp) {
 inline constexpr std::int64_t chunk = 1024;
 
 // f(pos, values, len) over the expression's elements in the space, in row-major
-// order, `chunk` at a time converted to T (pos: the flat position of the first):
+// order, `chunk` at a time converted to T (pos: the flat position of the first;
+// a contiguous array of type T is handed over a row at a time, in place):
 // what consumes an expression in order without materializing it (a fused scan).
 template <class T, int MR, class Ev, class F>
 void for_each_chunk(Ev& ev, const space<MR>& sp, F&& f) {
@@ -372,6 +373,11 @@ void for_each_chunk(Ev& ev, const space<MR>& sp, F&& f) {
   alignas(64) T tmp[chunk];
   for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
     ev.start(it.idx.data(), sp.ndim - 1);
+    if constexpr (std::is_same_v<Ev, buffer_eval<T, MR>>)
+      if (c) {  // an array of the type asked for, read in place: no copy
+        f(r * n, ev.row, n);
+        continue;
+      }
     for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
       const std::int64_t len = std::min(chunk, n - j0);
       if (c)

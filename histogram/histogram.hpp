@@ -252,17 +252,19 @@ struct histogram_node : node_base {
     // counts of even and odd positions apart (see binned()), one table for many bins
     std::vector<std::int64_t> odd(static_cast<std::size_t>(nb <= 65536 ? nb : 0), 0);
     std::int64_t* const h1 = nb <= 65536 ? odd.data() : h;
-    auto tally = [&](const auto& bin_of) {
-      each([&](const double* v, std::int64_t len) {
+    auto tally = [&](const auto bin_of) {  // (by value, and the tables in locals: the count stores alias nothing)
+      each([&, bin_of](const double* v, std::int64_t len) {
+        std::int64_t* const t0 = h;
+        std::int64_t* const t1 = h1;
         std::int64_t i = 0;
         for (; i + 2 <= len; i += 2) {
           const std::int64_t k0 = bin_of(v[i]), k1 = bin_of(v[i + 1]);
-          if (k0 >= 0) ++h[k0];
-          if (k1 >= 0) ++h1[k1];
+          if (k0 >= 0) ++t0[k0];
+          if (k1 >= 0) ++t1[k1];
         }
         if (i < len) {
           const std::int64_t k = bin_of(v[i]);
-          if (k >= 0) ++h[k];
+          if (k >= 0) ++t0[k];
         }
       });
     };
