@@ -283,6 +283,11 @@ class executor final : public executor_base {
         run_scan<T>(x.scan, *s.to, x.scan_axis, c_, static_cast<const T*>(in0), static_cast<T*>(out.ptr));
         return;
       }
+      if constexpr (requires { x.line_axis; }) {  // partition, median, quantile (sorting/), each line on the host
+        x.run_lines(s.from->lshape(r), static_cast<const typename std::remove_cvref_t<decltype(x)>::operand_type*>(in0),
+                    static_cast<T*>(out.ptr));
+        return;
+      }
       if constexpr (requires { x.sort_axis; }) {  // sort and argsort (sorting/sample_sort.hpp), on the host
         using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
         const V* in = static_cast<const V*>(in0);

@@ -7,13 +7,19 @@
 //   auto c = ember::bincount(labels, {.minlength = 8});   // int64 counts, on every rank
 //   auto s = ember::bincount(labels, weights);            // float64 sums of the weights per label
 //   ember::dndarray<std::int64_t, 1> k = ember::digitize(x, {0.0, 0.5, 1.0});   // x's layout
+//   auto n = ember::histogram_counts(x * w, 100, {0.0, 1.0});   // lazy: a plan step
+//   std::cout << ember::explain(n);                      // its fused pass and allreduce
 //
 // One pass over each rank's block and one allreduce of the counts (plus one of
 // the minimum and maximum when the range is not given): the counts are exact
 // and NumPy's, bin by bin, including its edge rules (the last bin is closed,
 // values outside the range are dropped, a uniform histogram computes its bin
 // as NumPy's fast path does, then corrects it against the edges); weights
-// sum per bin in float64 in the same pass. Evaluated now; not plan steps yet.
+// sum per bin in float64 in the same pass. The unweighted counts are a plan
+// step (histogram_counts: a reduction into counts per bin, its operand computed
+// as it is read); histogram() returns them with the edges, evaluated now.
+// Weighted histograms, histogram2d, bincount and digitize are evaluated now,
+// outside the planner.
 #pragma once
 
 #include <algorithm>

@@ -18,8 +18,11 @@ namespace ember::planner {
 // are values computed by other groups, their output is read by the next group.
 // scan (cumsum, ...) too: its axis is axes[0]; and sort (op "sort" or
 // "argsort", index_result for argsort, label the options as EXPLAIN shows them):
-// its axis is axes[0].
-enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan, sort };
+// its axis is axes[0]. lines: an operation on every line along axes[0] on its own
+// (partition, median and quantile along an axis: op names it, label its
+// options), the axis made local; its shape is the operand's, or the operand's
+// without the axis.
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan, sort, lines };
 
 struct ir_node {
   node_kind kind = node_kind::leaf;

@@ -66,6 +66,7 @@ const char* name(step_kind k) {
     case step_kind::scan: return "scan";
     case step_kind::sample_sort: return "sample_sort";
     case step_kind::local_sort: return "local_sort";
+    case step_kind::local_select: return "local_select";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -88,6 +89,7 @@ bool is_move(step_kind k) {
     case step_kind::scan:
     case step_kind::sample_sort:
     case step_kind::local_sort:
+    case step_kind::local_select:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -246,7 +248,8 @@ class planner_impl {
   const ir_node& node(int i) const { return g_.nodes[std::size_t(i)]; }
   bool is_op(int i) const {
     const node_kind k = node(i).kind;
-    return k == node_kind::matmul || k == node_kind::transpose || k == node_kind::scan || k == node_kind::sort;
+    return k == node_kind::matmul || k == node_kind::transpose || k == node_kind::scan || k == node_kind::sort ||
+           k == node_kind::lines;
   }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
 
@@ -264,7 +267,7 @@ class planner_impl {
       std::string key = std::to_string(int(x.kind)) + '|' + x.op + '|' + std::to_string(x.dtype) + '|' +
                         std::to_string(x.elem) + '|' + detail::shape_str(x.shape) + '|' + detail::shape_str(x.axes) +
                         (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|' +
-                        (x.kind == node_kind::sort ? x.label + '|' : std::string());
+                        (x.kind == node_kind::sort || x.kind == node_kind::lines ? x.label + '|' : std::string());
       if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
       else if (x.kind == node_kind::reduce && !x.label.empty()) key += "binned" + std::to_string(i);  // edges may differ
       else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
@@ -304,7 +307,8 @@ class planner_impl {
       case node_kind::matmul:
       case node_kind::transpose:
       case node_kind::scan:
-      case node_kind::sort: {
+      case node_kind::sort:
+      case node_kind::lines: {
         bounds.push_back(i);
         const int cls = canon_.empty() ? i : canon_[std::size_t(i)];
         auto it = class_group_.find(cls);
@@ -495,6 +499,7 @@ class planner_impl {
     if (n.kind == node_kind::transpose) return "t" + std::to_string(i);
     if (n.kind == node_kind::scan) return "s" + std::to_string(i);
     if (n.kind == node_kind::sort) return "srt" + std::to_string(i);
+    if (n.kind == node_kind::lines) return "l" + std::to_string(i);
     return "e" + std::to_string(i);
   }
   std::string text(int i) const {
@@ -554,6 +559,7 @@ class planner_impl {
     }
     if (n.kind == node_kind::scan) return solve_scan(G);
     if (n.kind == node_kind::sort) return solve_sort(G);
+    if (n.kind == node_kind::lines) return solve_lines(G);
     solve_matmul(G);
   }
 
@@ -590,6 +596,35 @@ class planner_impl {
         own += cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
       }
       cd.cost = c + own;
+      cd.input_cost = c;
+      cd.child_choice = {ch};
+      cd.need = {l};
+      G.cands.push_back(std::move(cd));
+    }
+  }
+
+  // An operation on each line along an axis runs where the axis is local: every
+  // layout the operand has that is not split along it, and balanced splits
+  // along the other axes (each priced with its move). Its result keeps the
+  // lines' split (without the axis when the operation drops it); its own work
+  // is priced as the bytes it writes.
+  void solve_lines(group& G) {
+    const ir_node& n = node(G.root);
+    const int a = n.args.at(0), axis = n.axes.at(0), P = g_.nranks;
+    const index_vec& in_shape = node(a).shape;
+    const int R = int(in_shape.size());
+    std::vector<layout> ls;
+    for (const layout& l : haves(a))
+      if (P == 1 || !l.split() || *l.split() != axis) ls.push_back(l);
+    for (int k = 0; k < R && P > 1; ++k) {
+      const layout bal = layout::balanced(in_shape, k, P);
+      if (k != axis && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
+    }
+    for (const layout& l : ls) {
+      const layout out = n.shape == in_shape ? l : reduced_layout(l, n.shape, {axis}, false);
+      candidate cd{l, out};
+      const auto [c, ch] = operand_cost(a, l);
+      cd.cost = c + cm_.kappa * double(max_block_bytes(out, n.elem));
       cd.input_cost = c;
       cd.child_choice = {ch};
       cd.need = {l};
@@ -916,6 +951,7 @@ class planner_impl {
     step s;
     s.kind = n.kind == node_kind::matmul ? step_kind::matmul
              : n.kind == node_kind::scan ? step_kind::scan
+             : n.kind == node_kind::lines ? step_kind::local_select
              : n.kind == node_kind::sort
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
                                                                                              : step_kind::local_sort)
@@ -933,6 +969,10 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + ")";
       accumulate(s.traffic, scan_traffic_all(c.out, n.axes.at(0), n.elem), per_rank_);
+    } else if (s.kind == step_kind::local_select) {
+      s.from = c.need[0];
+      s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
+      if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
     } else if (s.kind == step_kind::sample_sort || s.kind == step_kind::local_sort) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
@@ -1108,6 +1148,14 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
       if (a != n.shape || n.shape.empty() || n.axes[0] < 0 || n.axes[0] >= int(n.shape.size()))
         throw shape_error(where(i) + ": sort of shape " + detail::shape_str(a) + " along axis " +
+                          std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
+    } else if (n.kind == node_kind::lines) {
+      if (n.args.size() != 1 || n.axes.size() != 1) throw value_error(where(i) + ": a line operation takes one operand and one axis");
+      const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
+      index_vec dropped = a;
+      if (n.axes[0] >= 0 && n.axes[0] < int(a.size())) dropped.erase(dropped.begin() + n.axes[0]);
+      if (a.empty() || n.axes[0] < 0 || n.axes[0] >= int(a.size()) || (n.shape != a && n.shape != dropped))
+        throw shape_error(where(i) + ": " + n.op + " of shape " + detail::shape_str(a) + " along axis " +
                           std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
     } else if (n.kind == node_kind::transpose) {
       if (n.args.size() != 1) throw value_error(where(i) + ": transpose takes one operand");

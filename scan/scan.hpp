@@ -6,9 +6,11 @@
 //   auto s = ember::cumsum(x * x, 0);       // along the split axis: one MPI_Exscan of a slice
 //   std::cout << ember::explain(ember::cumsum(a, 0));   // the scan step and its bytes
 //
-// A scan is a step of the plan, like a matrix product: its operand is a value of
-// the plan (an expression operand is one fused pass before it), its result is
-// read by the next fused kernel (`cumsum(a, 0) / n` is the scan and one pass).
+// A scan is a step of the plan, like a matrix product: an elementwise operand is
+// computed as the scan reads it (`cumsum(x * w)` writes no temporary; along a
+// split axis only when it is cheap to compute twice, else it is one fused pass
+// before the scan), and its result is read by the next fused kernel
+// (`cumsum(a, 0) / n` is the scan and one pass).
 // Along the split axis each rank reads its block once for its totals, one
 // exclusive scan across the ranks brings every rank the carry of the ranks
 // before it, and one pass writes the scan from that carry (scan/scan_kernel.hpp).

@@ -9,9 +9,11 @@
 // Over all axes the values are found by distributed selection
 // (sorting/selection.hpp): rounds of 64 samples per rank, one allgather and one
 // allreduce of four counts each, until about 1024 candidates per rank are left;
-// no rank ever holds more than its block. Along an axis each rank selects within
-// its lines (std::nth_element); an axis that is split is first made local by a
-// resplit along another axis (one all-to-all), as for sort.
+// no rank ever holds more than its block. Along an axis the result is a node of
+// the expression and a step of the plan (local_select, sorting/line_op.hpp):
+// each rank selects within its lines (std::nth_element); an axis that is split
+// is first made local by a planned resplit along another axis (its bytes
+// exact in EXPLAIN), as for sort.
 //
 // NumPy's methods and formulas: `linear` (the default: the virtual index
 // n q + (1 - q) - 1 and NumPy's two-sided lerp), `lower`, `higher`, `nearest`
@@ -23,6 +25,9 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <sstream>
+#include <string>
 #include <cmath>
 #include <limits>
 #include <cstdint>
@@ -31,6 +36,7 @@
 #include "../dsl/eval.hpp"
 #include "../dsl/shift.hpp"
 #include "../shape/shape.hpp"
+#include "line_op.hpp"
 #include "selection.hpp"
 
 namespace ember {
@@ -150,47 +156,45 @@ auto quantiles_all(A&& a, const std::vector<double>& qs, quantile_method m, bool
   return quantiles_of<T>(x.comm(), x.ldata(), x.lnumel(), distributed, qs, m, skip_nan, median);
 }
 
-// Along `axis`: every line of the (made local) axis on its own.
-template <class T, int N>
-dndarray<order_stat_t<T>, N - 1> quantile_axis(const dndarray<T, N>& x, int axis, double q, quantile_method m,
-                                               bool skip_nan, bool median, const char* what) {
-  require_host(x.device(), what);
-  const int ax = normalized_axis(axis, N, what);
-  const layout& l = x.layout();
-  const communicator& c = x.comm();
-  if (l.split() && *l.split() == ax && c.size() > 1)
-    return quantile_axis(ember::resplit(x, ax == 0 ? 1 : 0), ax, q, m, skip_nan, median, what);
-  index_vec shape;
-  for (int d = 0; d < N; ++d)
-    if (d != ax) shape.push_back(l.shape()[std::size_t(d)]);
-  // (split along `ax` happens only at one rank here: the result is then replicated)
-  const layout out_l = l.split() && *l.split() != ax ? l.with_shape(shape, *l.split() - (*l.split() > ax))
-                                                     : replicated_layout(shape, c.size());
-  dndarray<order_stat_t<T>, N - 1> out(out_l, c);
-  const index_vec ls = l.lshape(c.rank());
-  std::int64_t outer = 1, inner = 1;
-  const std::int64_t len = ls[std::size_t(ax)];
-  for (int d = 0; d < ax; ++d) outer *= ls[std::size_t(d)];
-  for (int d = ax + 1; d < N; ++d) inner *= ls[std::size_t(d)];
-  std::vector<T> line(static_cast<std::size_t>(len));
-  const T* in = x.ldata();
-  auto* o = out.ldata();
-  for (std::int64_t b = 0; b < outer; ++b)
-    for (std::int64_t j = 0; j < inner; ++j) {
-      for (std::int64_t i = 0; i < len; ++i) line[std::size_t(i)] = in[(b * len + i) * inner + j];
-      o[b * inner + j] = quantiles_of<T>(c, line.data(), len, false, {q}, m, skip_nan, median)[0];
-    }
-  return out;
-}
+// Along `axis`: every line on its own, as a line operation (sorting/line_op.hpp).
+template <bool Median, bool SkipNan>
+struct quantile_line_op {
+  static constexpr std::string_view name = Median ? (SkipNan ? "nanmedian" : "median") : (SkipNan ? "nanquantile" : "quantile");
+  static constexpr bool drops_axis = true, with_index = false;
+  template <class T>
+  using result = order_stat_t<T>;
+  double q = 0.5;
+  quantile_method method = quantile_method::linear;
+  void check(const index_vec&, int) const { check_quantile(q, name.data()); }
+  std::string text() const {
+    if (Median) return "";
+    static const char* names[] = {"linear", "lower", "higher", "nearest", "midpoint"};
+    std::ostringstream os;
+    os << "q=" << q << ", method=" << names[int(method)];
+    return os.str();
+  }
+  std::uint64_t key() const { return std::bit_cast<std::uint64_t>(q) * 8 + std::uint64_t(method); }
+  template <class T>
+  void run(const index_vec& ls, int axis, const T* in, result<T>* o) const {
+    std::int64_t outer = 0, len = 0, inner = 0;
+    line_geometry(ls, axis, outer, len, inner);
+    std::vector<T> line(static_cast<std::size_t>(len));
+    const communicator& self = world();  // (not used: each line is this rank's alone)
+    for (std::int64_t b = 0; b < outer; ++b)
+      for (std::int64_t j = 0; j < inner; ++j) {
+        for (std::int64_t i = 0; i < len; ++i) line[std::size_t(i)] = in[(b * len + i) * inner + j];
+        o[b * inner + j] = quantiles_of<T>(self, line.data(), len, false, {q}, method, SkipNan, Median)[0];
+      }
+  }
+};
 
-template <class A>
-auto quantile_along(A&& a, int axis, double q, quantile_method m, bool skip_nan, bool median, const char* what) {
+template <bool Median, bool SkipNan, class A>
+auto quantile_along(A&& a, int axis, double q, quantile_method m) {
   using T = typename expr::node_t<A>::value_type;
   constexpr int N = expr::node_t<A>::ndim;
   static_assert(N >= 2, "ember: an order statistic along an axis needs 2 or more axes (for a vector use the all-axes form)");
   static_assert(!is_complex_v<T> && !std::is_same_v<T, bool>, "ember: order statistics take real numbers");
-  check_quantile(q, what);
-  return quantile_axis<T, N>(ember::eval(std::forward<A>(a)), axis, q, m, skip_nan, median, what);
+  return make_line_node(std::forward<A>(a), axis, quantile_line_op<Median, SkipNan>{q, m});
 }
 
 inline std::vector<double> percents(const std::vector<double>& ps) {
@@ -213,11 +217,11 @@ auto nanmedian(A&& a) {
 // np.median(a, axis)
 template <array_like A>
 auto median(A&& a, int axis) {
-  return detail::quantile_along(std::forward<A>(a), axis, 0.5, quantile_method::linear, false, true, "median");
+  return detail::quantile_along<true, false>(std::forward<A>(a), axis, 0.5, quantile_method::linear);
 }
 template <array_like A>
 auto nanmedian(A&& a, int axis) {
-  return detail::quantile_along(std::forward<A>(a), axis, 0.5, quantile_method::linear, true, true, "nanmedian");
+  return detail::quantile_along<true, true>(std::forward<A>(a), axis, 0.5, quantile_method::linear);
 }
 
 // np.quantile(a, q) with q in [0, 1]; several at once share nothing but the NaN count.
@@ -231,7 +235,11 @@ auto quantile(A&& a, const std::vector<double>& qs, const quantile_options& o = 
 }
 template <array_like A>
 auto quantile(A&& a, double q, int axis, const quantile_options& o = {}) {
-  return detail::quantile_along(std::forward<A>(a), axis, q, o.method, false, false, "quantile");
+  return detail::quantile_along<false, false>(std::forward<A>(a), axis, q, o.method);
+}
+template <array_like A>
+auto nanquantile(A&& a, double q, int axis, const quantile_options& o = {}) {
+  return detail::quantile_along<false, true>(std::forward<A>(a), axis, q, o.method);
 }
 template <array_like A>
 auto nanquantile(A&& a, double q, const quantile_options& o = {}) {
@@ -253,7 +261,11 @@ auto percentile(A&& a, const std::vector<double>& ps, const quantile_options& o 
 }
 template <array_like A>
 auto percentile(A&& a, double p, int axis, const quantile_options& o = {}) {
-  return detail::quantile_along(std::forward<A>(a), axis, p / 100.0, o.method, false, false, "percentile");
+  return detail::quantile_along<false, false>(std::forward<A>(a), axis, p / 100.0, o.method);
+}
+template <array_like A>
+auto nanpercentile(A&& a, double p, int axis, const quantile_options& o = {}) {
+  return detail::quantile_along<false, true>(std::forward<A>(a), axis, p / 100.0, o.method);
 }
 template <array_like A>
 auto nanpercentile(A&& a, double p, const quantile_options& o = {}) {

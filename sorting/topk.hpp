@@ -16,7 +16,11 @@
 // partition in their global order (NumPy leaves that order unspecified); along
 // a local axis it is std::nth_element's.
 //
-// Evaluated now, like sort: not plan steps yet.
+// partition and argpartition of an array of two or more axes are nodes of the
+// expression and steps of the plan (local_select, sorting/line_op.hpp: along
+// its split axis the planner resplits the operand first, a planned move); of a
+// vector, and topk, they are evaluated now, outside the planner (the
+// distributed selection's rounds depend on the data and have no bound yet).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,7 @@
 #include "../dsl/eval.hpp"
 #include "../dsl/shift.hpp"
 #include "../shape/shape.hpp"
+#include "line_op.hpp"
 #include "partition.hpp"
 #include "sort.hpp"
 
@@ -81,6 +86,53 @@ auto partition_array(const dndarray<T, N>& x, std::vector<std::int64_t> kth, int
       [&](const index_vec& ls, int a, const T* in, T* out, std::int64_t* ip) { partition_local<T>(ls, a, in, out, ip, kth); });
 }
 
+// partition/argpartition along an axis, as a line operation (sorting/line_op.hpp).
+template <bool WithIndex>
+struct partition_line_op {
+  static constexpr std::string_view name = WithIndex ? "argpartition" : "partition";
+  static constexpr bool drops_axis = false, with_index = WithIndex;
+  template <class T>
+  using result = std::conditional_t<WithIndex, std::int64_t, T>;
+  std::vector<std::int64_t> kth;
+  void check(const index_vec& shape, int axis) {
+    kth = normalized_kth(std::move(kth), shape[std::size_t(axis)], axis, shape, WithIndex ? "ember::argpartition" : "ember::partition");
+  }
+  std::string text() const {
+    std::string t = "kth=[";
+    for (std::size_t i = 0; i < kth.size(); ++i) t += (i ? ", " : "") + std::to_string(kth[i]);
+    return t + "]";
+  }
+  std::uint64_t key() const {
+    std::uint64_t h = 0x9a47;
+    for (auto k : kth) h = (h ^ std::uint64_t(k)) * 0x100000001b3ull;
+    return h;
+  }
+  template <class T>
+  void run(const index_vec& ls, int axis, const T* in, result<T>* out) const {
+    if constexpr (WithIndex) {  // the partitioned values are scratch; the indices are the result
+      std::int64_t n = 1;
+      for (auto e : ls) n *= e;
+      std::vector<T> values(static_cast<std::size_t>(n));
+      partition_local<T>(ls, axis, in, values.data(), out, kth);
+    } else {
+      partition_local<T>(ls, axis, in, out, nullptr, kth);
+    }
+  }
+};
+
+template <bool WithIndex, class A>
+auto make_partition(A&& a, std::vector<std::int64_t> kth, int axis, const char* what) {
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  static_assert(N >= 1, "ember: partition needs an array of at least one axis");
+  static_assert(!is_complex_v<T>, "ember: partition takes real numbers (NumPy orders complex lexicographically; not here yet)");
+  if constexpr (N >= 2) {
+    return make_line_node(std::forward<A>(a), axis, partition_line_op<WithIndex>{std::move(kth)});
+  } else {
+    return partition_array<WithIndex>(sortable_eval(std::forward<A>(a), what), std::move(kth), axis, what);
+  }
+}
+
 template <class T, int N>
 topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, const topk_options& o) {
   const int ax = normalized_axis(axis, N, "topk");
@@ -111,28 +163,25 @@ topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, 
 
 // np.partition(a, kth, axis=-1): the element at position kth is the one a sort
 // puts there; every element before it is not larger, every one after not smaller.
+// (A vector's result is evaluated now; an array's of more axes is a node.)
 template <array_like A>
 auto partition(A&& a, std::int64_t kth, int axis = -1) {
-  return detail::partition_array<false>(detail::sortable_eval(std::forward<A>(a), "ember::partition"),
-                                        std::vector<std::int64_t>{kth}, axis, "ember::partition");
+  return detail::make_partition<false>(std::forward<A>(a), {kth}, axis, "ember::partition");
 }
 // np.partition(a, [k0, k1, ...], axis=-1): every kth in its sorted place at once.
 template <array_like A>
 auto partition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
-  return detail::partition_array<false>(detail::sortable_eval(std::forward<A>(a), "ember::partition"), kth, axis,
-                                        "ember::partition");
+  return detail::make_partition<false>(std::forward<A>(a), kth, axis, "ember::partition");
 }
 // np.argpartition: the int64 indices along `axis` (global for a split vector)
 // that partition `a`.
 template <array_like A>
 auto argpartition(A&& a, std::int64_t kth, int axis = -1) {
-  return detail::partition_array<true>(detail::sortable_eval(std::forward<A>(a), "ember::argpartition"),
-                                       std::vector<std::int64_t>{kth}, axis, "ember::argpartition");
+  return detail::make_partition<true>(std::forward<A>(a), {kth}, axis, "ember::argpartition");
 }
 template <array_like A>
 auto argpartition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
-  return detail::partition_array<true>(detail::sortable_eval(std::forward<A>(a), "ember::argpartition"), kth, axis,
-                                       "ember::argpartition");
+  return detail::make_partition<true>(std::forward<A>(a), kth, axis, "ember::argpartition");
 }
 
 // The k largest elements along `axis` (or the k smallest: {.largest = false}),

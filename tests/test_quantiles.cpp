@@ -108,10 +108,34 @@ TEST_CASE("order statistics along an axis, every split", "[quantile]") {
       INFO("split " << (sp ? *sp : -1) << " axis " << axis);
       auto x = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{r, c}, {.split = sp});
       test::unbalance(x);
-      auto med = ember::median(x, axis);
-      auto q = ember::quantile(x, 0.3, axis, {.method = M::midpoint});
+      auto med = ember::eval(ember::median(x, axis));
+      REQUIRE(test::all_ranks([] {
+        for (const auto& t : ember::last_trace())
+          if (!(t.predicted == t.measured)) return false;
+        return true;
+      }()));
+      auto q = ember::eval(ember::quantile(x, 0.3, axis, {.method = M::midpoint}));
       static_assert(decltype(med)::ndim_v == 1);
       const auto mg = test::gathered(med), qg = test::gathered(q);
+      // a plan step: local_select, after a planned resplit only where the axis is split
+      const auto p = ember::explain(ember::median(x * 2.0, axis) / 2.0);
+      INFO(p.to_string());
+      int selects = 0, moves = 0;
+      for (const auto& st : p.steps) {
+        selects += st.kind == ember::planner::step_kind::local_select;
+        moves += ember::planner::is_move(st.kind) && st.traffic.max_rank.bytes > 0;  // (a partition sends nothing)
+        if (st.kind == ember::planner::step_kind::local_select) {
+          REQUIRE(st.text.find("median(mul(a0, 2), axis=" + std::to_string(axis)) != std::string::npos);
+          REQUIRE((!st.from->split() || *st.from->split() != axis || ember::world().size() == 1));
+        }
+      }
+      REQUIRE(selects == 1);
+      REQUIRE(moves == ((sp && *sp == axis && ember::world().size() > 1) ? 1 : 0));
+      const auto half = test::gathered(ember::eval(ember::median(x * 2.0, axis) / 2.0));
+      REQUIRE(test::all_ranks(half == mg));
+      // the nan- forms along an axis skip NaN
+      const auto nq = test::gathered(ember::eval(ember::nanpercentile(x, 30.0, axis, {.method = M::midpoint})));
+      REQUIRE(test::all_ranks(nq == qg));  // (no NaN here: the same as percentile)
       const std::int64_t lines = axis == 0 ? c : r, len = axis == 0 ? r : c;
       bool ok = std::int64_t(mg.size()) == lines;
       for (std::int64_t l = 0; ok && l < lines; ++l) {

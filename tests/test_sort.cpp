@@ -442,8 +442,25 @@ TEST_CASE("partition and topk of N-D arrays along every axis of every split", "[
       test::unbalance(x);
       const int ax = axis < 0 ? axis + 2 : axis;
       const std::int64_t lines = ax == 0 ? c : r, len = ax == 0 ? r : c, k = 3, kth = len / 2;
-      const auto pg = test::gathered(ember::partition(x, kth, axis));
-      const auto ig = test::gathered(ember::argpartition(x, {0, kth}, axis));
+      const auto pg = test::gathered(ember::eval(ember::partition(x, kth, axis)));
+      const auto ig = test::gathered(ember::eval(ember::argpartition(x, {0, kth}, axis)));
+      {  // a plan step (local_select): a resplit first only along the split axis, bytes exact
+        const auto p = ember::explain(ember::partition(x - 1.0, kth, axis));
+        INFO(p.to_string());
+        int selects = 0, moves = 0;
+        for (const auto& st : p.steps) {
+          selects += st.kind == ember::planner::step_kind::local_select;
+          moves += ember::planner::is_move(st.kind) && st.traffic.max_rank.bytes > 0;  // (a partition sends nothing)
+        }
+        REQUIRE(selects == 1);
+        REQUIRE(moves == ((sp && *sp == ax && ember::world().size() > 1) ? 1 : 0));
+        ember::dndarray<double, 2> shifted = ember::partition(x - 1.0, kth, axis);
+        for (const auto& t : ember::last_trace()) REQUIRE(t.predicted == t.measured);
+        const auto sg = test::gathered(shifted);
+        std::vector<double> want(pg);
+        for (auto& v : want) v -= 1.0;
+        REQUIRE(test::all_ranks(sg == want));  // (nth_element makes the same moves on values shifted alike)
+      }
       const auto [tv, ti] = ember::topk(x * 1.0, k, axis);  // an expression operand
       const auto [bv, bi] = ember::topk(x, k, axis, {.largest = false});
       REQUIRE(tv.shape()[std::size_t(ax)] == k);
