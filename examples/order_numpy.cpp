@@ -20,6 +20,10 @@
 //   t = np.argsort(-v, kind="stable")[:10]                          # topk: the 10 largest and where they are
 //   h, e = np.histogram(x, 20, weights=x * x); hd, _ = np.histogram(x, 20, density=True)
 //   b = np.bincount((x > 0).sum(axis=1), weights=x[:, 0])
+//   w = np.cumsum(x * x - 0.5, axis=0)        # the operand computed as the scan reads it
+//   ci = np.cumulative_sum(x, axis=0, include_initial=True)   # NumPy 2: a row of zeros first
+//   hc = np.histogram(x * 2, 16, range=(-4, 4))[0]            # a plan step: fused pass + allreduce
+//   pr = np.percentile(x, 30, axis=0, method="midpoint"); pa = np.partition(x, 2, axis=0)
 //
 //   mpirun -n 3 build/examples/order_numpy in.npy out_dir
 //   python3 -c "$(sed -n '/^\/\/ CHECK/,$p' examples/order_numpy.cpp | cut -c4- | tail -n +2)" in.npy out_dir
@@ -79,6 +83,11 @@ int main(int argc, char** argv) {
   save("e", e);
   save("hd", em::histogram<double>(x, 20, {.density = true}).hist);
   save("b", em::bincount(em::sum(x > 0.0, 1), x(em::all, 0)));
+  save("w", em::cumsum(x * x - 0.5, 0));
+  save("ci", em::cumulative_sum(x, 0, {.include_initial = true}));
+  save("hc", em::histogram_counts(x * 2.0, 16, {-4.0, 4.0}));
+  save("pr", em::percentile(x, 30.0, 0, {.method = M::midpoint}));
+  save("pa", em::partition(x, 2, 0));
   // complex: lexicographic, ties in the real part decided by the imaginary part
   em::dndarray<std::complex<double>, 1> z = em::floor(x(em::all, 0)) + std::complex<double>(0.0, 1.0) * x(em::all, 1);
   save("zs", em::sort(z));
@@ -139,3 +148,11 @@ int main(int argc, char** argv) {
 // close("b", np.bincount((x > 0).sum(axis=1), weights=x[:, 0]))
 // z = np.floor(x[:, 0]) + 1j * x[:, 1]
 // same("zs", np.sort(z)); same("zi", np.argsort(z, kind="stable"))
+// close("w", np.cumsum(x * x - 0.5, axis=0))
+// ci = got("ci", np.zeros((m + 1, n))); assert (ci[0] == 0).all(), "ci: no initial row"
+// assert np.allclose(ci[1:], np.cumsum(x, axis=0), rtol=1e-12, atol=1e-12), "ci differs"
+// same("hc", np.histogram(x * 2, 16, range=(-4, 4))[0])
+// same("pr", np.percentile(x, 30, axis=0, method="midpoint"))
+// pa = got("pa", x); sx = np.sort(x, axis=0)
+// assert np.array_equal(np.sort(pa, axis=0), sx) and (pa[2] == sx[2]).all(), "pa: not a partition"
+// assert (pa[:2] <= pa[2]).all() and (pa[3:] >= pa[2]).all(), "pa: order"
