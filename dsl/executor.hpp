@@ -206,6 +206,16 @@ class executor final : public executor_base {
     if (!region || s.on != device_kind::cpu) finish_halos();
     prepare_bindings(s);
     const kernel::context ctx{&bind_, c_.rank()};
+    if (s.inline_scan >= 0) {  // a kernel that computes the scan it reads (planner: fuse_scan_consumers)
+      finish_halos();
+      if (s.node != 0) {
+        expr::visit_step_operand(e_, 0, s.node, [&](const auto& x) { run_scanning_kernel(x, s, ctx); });
+        return;
+      }
+      if constexpr (expr::kind_of<E> == expr::node_class::elementwise) run_scanning_kernel(e_, s, ctx);
+      else throw_lone_leaf_kernel(s);
+      return;
+    }
     if (cp_.g.nodes[std::size_t(s.node)].kind == planner::node_kind::reduce) {
       expr::visit_node<expr::is_reduction_node>(e_, 0, s.node, [&](const auto& r) {
         if constexpr (requires { std::remove_cvref_t<decltype(r)>::binned; }) run_binned_kernel(r, s, ctx);
@@ -312,6 +322,65 @@ class executor final : public executor_base {
         run_matmul<T>(*s.product, c_, static_cast<const T*>(in0), static_cast<const T*>(in1), static_cast<T*>(out.ptr));
       else
         transpose_local(static_cast<const T*>(in0), static_cast<T*>(out.ptr), s.from->lshape(r));
+    });
+  }
+
+  // The kernel x over its rows, chunk by chunk, with the scan node s.inline_scan
+  // made just before each chunk is read: the scan of the chunk's elements goes
+  // into a small buffer that the scan's binding points into (its value has the
+  // kernel's layout and shape, so element p of the block is read only while p
+  // is in the chunk), and no block of the scan is ever written.
+  template <class X>
+  void run_scanning_kernel(const X& x, const planner::step& s, const kernel::context& ctx) {
+    using T = typename X::value_type;
+    constexpr int MR = X::ndim;
+    expr::visit_node<expr::is_step_op_node>(e_, 0, s.inline_scan, [&](const auto& sc) {
+      if constexpr (requires { sc.scan_axis; }) {
+        using S = typename std::remove_cvref_t<decltype(sc)>::value_type;
+        const int r = c_.rank();
+        const auto sp = space_of<MR>(*s.from, r);
+        auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false), true);
+        const S* opnd = nullptr;
+        for (auto [n, v] : s.bindings)
+          if (n == s.inline_scan + 1) opnd = static_cast<const S*>(vals_[std::size_t(v)].ptr);
+        scan_pass<S> pass(sc.scan, *s.from, sc.scan_axis, r);
+        if (pass.needs_carry()) {
+          pass.add_totals(0, opnd, sp.count());
+          pass.carry(c_);
+        }
+        if (sp.count() == 0) return;
+        // the destination: a view's elements (setitem) or row-major
+        std::array<std::int64_t, kernel::space<MR>::cap> ostr{};
+        T* obase = static_cast<T*>(out.ptr);
+        if (dest_view_ && out.ptr == dest_.get()) {
+          dest_view_->strides(r, ostr.data());
+          obase += dest_view_->offset(r);
+        } else {
+          std::int64_t st = 1;
+          for (int d = sp.ndim - 1; d >= 0; --d) ostr[std::size_t(d)] = st, st *= sp.ext[std::size_t(d)];
+        }
+        constexpr std::int64_t K = 4096;
+        const std::unique_ptr<S[]> buf(new S[K]);
+        auto& sb = bind_[std::size_t(s.inline_scan)];
+        const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)], os = ostr[std::size_t(sp.ndim - 1)];
+        kernel::outer_iter<MR> it(sp);
+        for (std::int64_t row = 0, rows = it.rows(); row < rows; ++row, it.next()) {
+          T* o = obase;
+          for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
+          for (std::int64_t j0 = 0; j0 < n; j0 += K) {
+            const std::int64_t len = std::min(K, n - j0), pos = row * n + j0;
+            pass.scan_chunk(pos, opnd + pos, len, buf.get());
+            // the binding's element p is buf[p - pos] (an address, never read outside the chunk)
+            sb.ptr = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(buf.get()) - std::uintptr_t(pos) * sizeof(S));
+            auto ev = kernel::make_eval<MR>(x, s.node, ctx, sp);
+            ev.start(it.idx.data(), sp.ndim - 1);
+            if (ev.contiguous() && os == 1)
+              for (std::int64_t j = j0; j < j0 + len; ++j) o[j] = T(ev.template at<true>(j));
+            else
+              for (std::int64_t j = j0; j < j0 + len; ++j) o[j * os] = T(ev.template at<false>(j));
+          }
+        }
+      }
     });
   }
 

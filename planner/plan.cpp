@@ -1,6 +1,7 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -1311,6 +1312,60 @@ void fuse_scan_operands(plan& p, const graph& g) {
   p.steps = std::move(kept);
 }
 
+// The kernel that reads a scan can compute the scan itself, chunk by chunk as
+// it goes, when nothing else reads the scan, it iterates in the scan's layout
+// over the scan's shape (every element read where it is made) and the scan's
+// operand is a value of the plan (an operand folded into the scan stays so):
+// the scan step goes, its value is never written, and the kernel step carries
+// the scan's traffic (the exclusive scan of the totals, along a split axis).
+// On the host, without halos (those kernels overlap messages with rows).
+void fuse_scan_consumers(plan& p, const graph& g) {
+  if (g.device != device_kind::cpu) return;
+  std::vector<int> readers(p.values.size(), 0), producer(p.values.size(), -1);
+  for (std::size_t i = 0; i < p.steps.size(); ++i) {
+    const auto& s = p.steps[i];
+    for (const auto& b : s.bindings) ++readers[std::size_t(b.second)];
+    if (s.input >= 0) ++readers[std::size_t(s.input)];
+    if (s.output >= 0) producer[std::size_t(s.output)] = int(i);
+  }
+  if (p.result >= 0) ++readers[std::size_t(p.result)];
+  std::vector<bool> folded(p.steps.size(), false);
+  for (auto& k : p.steps) {
+    if (k.kind != step_kind::fused_kernel || g.nodes[std::size_t(k.node)].kind != node_kind::elementwise) continue;
+    const bool halo = std::any_of(k.bindings.begin(), k.bindings.end(), [&](auto b) {
+      const int q = producer[std::size_t(b.second)];
+      return q >= 0 && p.steps[std::size_t(q)].kind == step_kind::halo;
+    });
+    if (halo) continue;
+    for (const auto [b, v] : std::vector<std::pair<int, int>>(k.bindings)) {  // (a copy: k.bindings grows below)
+      const int si = producer[std::size_t(v)];
+      if (g.nodes[std::size_t(b)].kind != node_kind::scan || si < 0 || readers[std::size_t(v)] != 1) continue;
+      const step& s = p.steps[std::size_t(si)];
+      if (s.kind != step_kind::scan || s.node != b || s.bindings.size() != 1 ||
+          s.bindings[0].first != g.nodes[std::size_t(b)].args.at(0) || !(*s.to == *k.from) ||
+          g.nodes[std::size_t(b)].shape != g.nodes[std::size_t(k.node)].shape)
+        continue;
+      k.inline_scan = b;
+      k.traffic = s.traffic;
+      k.bindings.push_back(s.bindings[0]);
+      const std::string lbl = "s" + std::to_string(b);
+      for (std::size_t at = k.text.find(lbl); at != std::string::npos;) {
+        const std::size_t end = at + lbl.size();
+        const bool whole = (end == k.text.size() || !std::isalnum(static_cast<unsigned char>(k.text[end]))) &&
+                           (at == 0 || !std::isalnum(static_cast<unsigned char>(k.text[at - 1])));  // (not s12, not abs1)
+        if (whole) k.text.replace(at, lbl.size(), s.text);
+        at = k.text.find(lbl, whole ? at + s.text.size() : end);
+      }
+      folded[std::size_t(si)] = true;
+      break;  // one scan per kernel
+    }
+  }
+  std::vector<step> kept;
+  for (std::size_t i = 0; i < p.steps.size(); ++i)
+    if (!folded[i]) kept.push_back(std::move(p.steps[i]));
+  p.steps = std::move(kept);
+}
+
 // step::local_bytes of every step: the largest block of its output.
 void set_local_bytes(plan& p, const graph& g) {
   for (auto& s : p.steps) {
@@ -1329,6 +1384,7 @@ plan make_plan(const graph& g, const std::optional<layout>& target, bool per_ran
   planner_impl impl(g, per_rank);
   plan p = impl.run(target);
   fuse_scan_operands(p, g);
+  fuse_scan_consumers(p, g);
   place_on_device(p, g, impl.costs(), per_rank);
   set_local_bytes(p, g);
   return p;
@@ -1369,6 +1425,7 @@ std::uint64_t plan::hash() const {
     if (s.to) h = mix(h, layout_hash(*s.to));
     for (auto [n, v] : s.bindings) h = mix(mix(h, std::uint64_t(n)), std::uint64_t(v));
     h = mix(h, std::uint64_t(s.on));
+    h = mix(h, std::uint64_t(std::int64_t(s.inline_scan)));
     if (s.product)
       h = mix(mix(mix(mix(h, std::uint64_t(s.product->alg)), layout_hash(s.product->a)), layout_hash(s.product->b)),
               layout_hash(s.product->c));

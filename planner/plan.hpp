@@ -76,6 +76,11 @@ struct step {
   int input = -1;   // value read by moves and collectives
   int output = -1;  // value written
   std::vector<std::pair<int, int>> bindings;  // kernels: (IR boundary node, value id)
+  // fused kernels: a scan node (cumsum, ...) the kernel computes as it reads it
+  // (planner: fuse_scan_consumers), or -1. Its binding's value is never
+  // produced; the scan operand's value is bound too, and the step's traffic is
+  // the scan's.
+  int inline_scan = -1;
   std::optional<layout> from, to;  // moves: source and target; kernels: iteration and output layout
   std::string text;                // kernels: the fused expression; moves: what moves
   std::optional<matmul_problem> product;  // matmul: the algorithm and the matrix views of A, B, C

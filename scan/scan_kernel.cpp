@@ -331,6 +331,37 @@ void scan_pass<T>::scan(std::int64_t pos, const T* v, std::int64_t len, T* out) 
   });
 }
 
+template <class T>
+void scan_pass<T>::scan_chunk(std::int64_t pos, const T* v, std::int64_t len, T* y) {
+  if (!row_) row_.reset(new T[std::size_t(std::max<std::int64_t>(inner_, 1))]);
+  with_combine<T>(k_, [&](auto f) {
+    const T* c = have_carry_ ? carry_.get() : nullptr;
+    T* const prev = row_.get();
+    while (len > 0) {
+      if (inner_ == 1) {
+        const std::int64_t o = pos / n_, i = pos % n_, run = std::min(len, n_ - i);
+        T acc = i > 0 ? prev[0] : c ? f(c[o], v[0]) : v[0];
+        std::int64_t q = i > 0 ? 0 : 1;
+        if (i == 0) y[0] = acc;
+        for (; q < run; ++q) y[q] = acc = f(acc, v[q]);
+        prev[0] = acc;
+        pos += run, v += run, y += run, len -= run;
+      } else {
+        const std::int64_t o = pos / (n_ * inner_), i = (pos / inner_) % n_, j = pos % inner_,
+                           run = std::min(len, inner_ - j);
+        T* pr = prev + j;
+        if (i > 0)
+          for (std::int64_t q = 0; q < run; ++q) y[q] = pr[q] = f(pr[q], v[q]);
+        else if (c)
+          for (std::int64_t q = 0; q < run; ++q) y[q] = pr[q] = f(c[o * inner_ + j + q], v[q]);
+        else
+          for (std::int64_t q = 0; q < run; ++q) y[q] = pr[q] = v[q];
+        pos += run, v += run, y += run, len -= run;
+      }
+    }
+  });
+}
+
 #define EMBER_SCAN(T) \
   template void run_scan<T>(scan_kind, const layout&, int, const communicator&, const T*, T*); \
   template class scan_pass<T>;

@@ -55,6 +55,10 @@ class scan_pass {
   void add_totals(std::int64_t pos, const T* v, std::int64_t len);
   void carry(const communicator& comm);
   void scan(std::int64_t pos, const T* v, std::int64_t len, T* out) const;
+  // The same into a chunk of its own (y[0, len): the scan at pos, pos + 1, ...),
+  // for a kernel that consumes the scan as it is made: the previous row (or the
+  // line's running value) is kept here, so chunks must come in order.
+  void scan_chunk(std::int64_t pos, const T* v, std::int64_t len, T* y);
 
  private:
   scan_kind k_;
@@ -64,6 +68,7 @@ class scan_pass {
   bool split_ = false;
   bool have_carry_ = false;  // false on rank 0 and when not split: lines start from their first element
   std::unique_ptr<T[]> totals_, carry_;  // (arrays: vector<bool> has no data())
+  std::unique_ptr<T[]> row_;              // scan_chunk: the last scanned row (inner elements; one for inner == 1)
 };
 
 }  // namespace ember

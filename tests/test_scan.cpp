@@ -331,6 +331,82 @@ TEST_CASE("a scan computes its elementwise operand as it reads it, at every axis
   }
 }
 
+TEST_CASE("a kernel that reads a scan computes it as it goes, at every axis and split", "[scan][fusion]") {
+  using K = ember::planner::step_kind;
+  using A2 = std::array<std::int64_t, 2>;
+  for (auto sp : {split_axis{}, split_axis{0}, split_axis{1}})
+    for (const bool uneven : {false, true})
+      for (int ax = 0; ax < 2; ++ax) {
+        INFO("split " << (sp ? *sp : -1) << " uneven " << uneven << " axis " << ax);
+        auto a = random_array<double>(A2{13, 6}, sp, 61);
+        auto b = random_array<std::int32_t>(A2{13, 6}, sp, 62);
+        if (uneven) {
+          test::unbalance(a);
+          test::unbalance(b);
+        }
+        const auto ga = test::gathered(a);
+        const auto gb = test::gathered(b);
+        const std::vector<std::int64_t> sh{13, 6};
+        // one kernel step, no scan step: the scan's bytes are the kernel's
+        auto e = ember::cumsum(a, ax) / 2.0 + a;
+        const auto p = ember::explain(e);
+        INFO(p.to_string());
+        int kernels = 0, scans = 0;
+        for (const auto& st : p.steps) {
+          kernels += st.kind == K::fused_kernel;
+          scans += st.kind == K::scan;
+          if (st.kind == K::fused_kernel) REQUIRE(st.text.find("add(div(cumsum(a0, axis=" + std::to_string(ax) + "), 2), a0)") != std::string::npos);
+        }
+        REQUIRE(kernels == 1);
+        REQUIRE(scans == 0);
+        REQUIRE(p.total().bytes == ember::explain(ember::cumsum(a, ax)).total().bytes);
+        ember::dndarray<double, 2> r = e;
+        REQUIRE(test::all_ranks(trace_matches()));
+        auto want = serial_scan<double>(ga, sh, ax, std::plus<double>());
+        for (std::size_t i = 0; i < want.size(); ++i) want[i] = want[i] / 2.0 + ga[i];
+        REQUIRE(test::all_ranks(near(test::gathered(r), want, 1e-12)));
+        // an integer scan (int64) read by a float kernel; the running max
+        auto r2 = ember::eval(ember::astype<double>(ember::cumsum(b, ax)) * 0.5);
+        auto w2 = serial_scan<std::int64_t>(std::vector<std::int64_t>(gb.begin(), gb.end()), sh, ax, std::plus<std::int64_t>());
+        std::vector<double> want2(w2.size());
+        for (std::size_t i = 0; i < w2.size(); ++i) want2[i] = double(w2[i]) * 0.5;
+        REQUIRE(test::all_ranks(near(test::gathered(r2), want2, 0)));
+        auto r3 = ember::eval(ember::cummax(b, ax) - b);
+        auto w3 = serial_scan<std::int32_t>(gb, sh, ax, [](auto x, auto y) { return std::max(x, y); });
+        for (std::size_t i = 0; i < w3.size(); ++i) w3[i] -= gb[i];
+        REQUIRE(test::all_ranks(near(test::gathered(r3), w3, 0)));
+        // in place: the destination is the scan's operand
+        ember::dndarray<double, 2> c = ember::eval(a * 1.0);
+        c = ember::cumsum(c, ax) * 0.25;
+        auto want4 = serial_scan<double>(ga, sh, ax, std::plus<double>());
+        for (auto& v : want4) v *= 0.25;
+        REQUIRE(test::all_ranks(near(test::gathered(c), want4, 1e-12)));
+        // read twice: the scan is a value of its own, as before
+        auto twice = ember::cumsum(a, ax) * ember::cumsum(a, ax);
+        int scans2 = 0;
+        for (const auto& st : ember::explain(twice).steps) scans2 += st.kind == K::scan;
+        REQUIRE(scans2 == 1);
+        auto r5 = ember::eval(twice);
+        auto want5 = serial_scan<double>(ga, sh, ax, std::plus<double>());
+        for (auto& v : want5) v *= v;
+        REQUIRE(test::all_ranks(near(test::gathered(r5), want5, 1e-12)));
+      }
+  // a long vector: many chunks, a carry across the ranks; setitem into a view
+  auto v = random_array<double>(std::array<std::int64_t, 1>{20011}, split_axis{0}, 63);
+  test::unbalance(v);
+  const auto gv = test::gathered(v);
+  ember::dndarray<double, 1> m = ember::cumsum(v, 0) / 3.0;
+  REQUIRE(test::all_ranks(trace_matches()));
+  auto wm = serial_scan<double>(gv, {20011}, 0, std::plus<double>());
+  for (auto& x : wm) x /= 3.0;
+  REQUIRE(test::all_ranks(near(test::gathered(m), wm, 1e-12)));
+  auto big = ember::zeros<double>({20013}, {.split = 0});
+  big(ember::slice(1, 20012)) = ember::cumsum(v, 0) / 3.0;
+  const auto gbig = test::gathered(big);
+  REQUIRE(test::all_ranks(gbig.front() == 0.0 && gbig.back() == 0.0 &&
+                          near(std::vector<double>(gbig.begin() + 1, gbig.end() - 1), wm, 1e-12)));
+}
+
 TEST_CASE("axis=None scans the flattened array; cumulative_sum is NumPy 2's spelling", "[scan]") {
   for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}}) {
     auto a = random_array<std::int64_t>(std::array<std::int64_t, 2>{7, 3}, sp, 31);
