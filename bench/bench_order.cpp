@@ -96,6 +96,26 @@ int main(int argc, char** argv) {
     bench::report(rank, "cumsum(a * b - 0.5) fused / operand evaluated first", ru, "<=", 1.0,
                   "evaluated first " + std::to_string(tu) + " s");
   }
+  {  // cumsum(a, 0) / m: the kernel that reads the scan computes it as it goes,
+     // against the hand-written totals loop + MPI_Exscan + one loop writing
+     // the running sum divided (no temporary either)
+    auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 1>{n}, {.split = 0});
+    const double m = double(n);
+    ember::dndarray<double, 1> c = ember::cumsum(a, 0) / m;
+    const std::int64_t local = a.lshape()[0];
+    auto y = ember::detail::allocate<double>(std::max<std::int64_t>(local, 1));
+    auto hand = [&] {
+      const double* x = a.ldata();
+      double tot = 0, carry = 0;
+      for (std::int64_t i = 0; i < local; ++i) tot += x[i];
+      MPI_Exscan(&tot, &carry, 1, MPI_DOUBLE, MPI_SUM, comm);
+      if (rank == 0) carry = 0;
+      double acc = carry;
+      for (std::int64_t i = 0; i < local; ++i) y.get()[i] = (acc += x[i]) / m;
+    };
+    const auto [r, t] = bench::ratio_rounds(comm, reps, hand, [&] { c = ember::cumsum(a, 0) / m; });
+    bench::report(rank, "cumsum(a, 0) / m 2^n split 0 / fused loops + MPI_Exscan", r, "<=", 1.2, "hand " + std::to_string(t) + " s");
+  }
   {  // 2-D: along the split axis and along the local axis
     const std::int64_t cols = 1024, rows = n / cols;
     auto a = ember::random::uniform<double>(0.0, 1.0, std::array<std::int64_t, 2>{rows, cols}, {.split = 0});
