@@ -9,8 +9,10 @@
 // A scan is a step of the plan, like a matrix product: an elementwise operand is
 // computed as the scan reads it (`cumsum(x * w)` writes no temporary; along a
 // split axis only when it is cheap to compute twice, else it is one fused pass
-// before the scan), and its result is read by the next fused kernel
-// (`cumsum(a, 0) / n` is the scan and one pass).
+// before the scan). The kernel that reads the scan computes it as it goes when
+// nothing else reads it and its operand is not folded (`cumsum(a, 0) / n` is
+// one step, no block of the scan written); otherwise the next fused kernel
+// reads the scan's result.
 // Along the split axis each rank reads its block once for its totals, one
 // exclusive scan across the ranks brings every rank the carry of the ranks
 // before it, and one pass writes the scan from that carry (scan/scan_kernel.hpp).
