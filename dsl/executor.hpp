@@ -403,7 +403,7 @@ class executor final : public executor_base {
       kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.add_totals(pos, v, len); });
       pass.carry(c_);
     }
-    kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.scan(pos, v, len, o); });
+    kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.scan_chunk(pos, v, len, o + pos); });
   }
 
   void run_tuple_kernel(const planner::step& s, const kernel::context& ctx) {

@@ -304,34 +304,6 @@ void scan_pass<T>::carry(const communicator& comm) {
 }
 
 template <class T>
-void scan_pass<T>::scan(std::int64_t pos, const T* v, std::int64_t len, T* out) const {
-  with_combine<T>(k_, [&](auto f) {
-    const T* c = have_carry_ ? carry_.get() : nullptr;
-    while (len > 0) {
-      T* y = out + pos;
-      if (inner_ == 1) {
-        const std::int64_t o = pos / n_, i = pos % n_, run = std::min(len, n_ - i);
-        T acc = i > 0 ? y[-1] : c ? f(c[o], v[0]) : v[0];
-        std::int64_t q = i > 0 ? 0 : 1;
-        if (i == 0) y[0] = acc;
-        for (; q < run; ++q) y[q] = acc = f(acc, v[q]);
-        pos += run, v += run, len -= run;
-      } else {
-        const std::int64_t o = pos / (n_ * inner_), i = (pos / inner_) % n_, j = pos % inner_,
-                           run = std::min(len, inner_ - j);
-        if (i > 0)
-          for (std::int64_t q = 0; q < run; ++q) y[q] = f(y[q - inner_], v[q]);
-        else if (c)
-          for (std::int64_t q = 0; q < run; ++q) y[q] = f(c[o * inner_ + j + q], v[q]);
-        else
-          std::copy_n(v, run, y);
-        pos += run, v += run, len -= run;
-      }
-    }
-  });
-}
-
-template <class T>
 void scan_pass<T>::scan_chunk(std::int64_t pos, const T* v, std::int64_t len, T* y) {
   if (!row_) row_.reset(new T[std::size_t(std::max<std::int64_t>(inner_, 1))]);
   with_combine<T>(k_, [&](auto f) {

@@ -45,8 +45,7 @@ void run_scan(scan_kind k, const layout& l, int axis, const communicator& comm, 
 // is written. When needs_carry() (the axis is split over more than one rank)
 // the chunks come twice: first to add_totals, then carry() (collective: every
 // rank calls it), then to scan; otherwise only to scan. `pos` is a chunk's flat
-// row-major position in the block, `out` the whole output block (a line
-// continues from the element written before it).
+// row-major position in the block.
 template <class T>
 class scan_pass {
  public:
@@ -54,10 +53,10 @@ class scan_pass {
   bool needs_carry() const { return split_; }
   void add_totals(std::int64_t pos, const T* v, std::int64_t len);
   void carry(const communicator& comm);
-  void scan(std::int64_t pos, const T* v, std::int64_t len, T* out) const;
-  // The same into a chunk of its own (y[0, len): the scan at pos, pos + 1, ...),
-  // for a kernel that consumes the scan as it is made: the previous row (or the
-  // line's running value) is kept here, so chunks must come in order.
+  // The scan of a chunk into y[0, len) (into the output block: y = out + pos;
+  // or a buffer of its own, for a kernel that consumes the scan as it is made).
+  // The previous row (or the line's running value) is kept here, so chunks must
+  // come in order.
   void scan_chunk(std::int64_t pos, const T* v, std::int64_t len, T* y);
 
  private:

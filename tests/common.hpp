@@ -31,6 +31,13 @@ inline bool all_ranks(bool ok, const ember::communicator& c = ember::world()) {
   return c.allreduce(int(ok), ember::reduce_op::land) != 0;
 }
 
+// Every step of the last evaluation sent what its plan predicted (this rank).
+inline bool trace_exact() {
+  for (const auto& t : ember::last_trace())
+    if (!(t.predicted == t.measured)) return false;
+  return true;
+}
+
 template <class T>
 bool bit_equal(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);

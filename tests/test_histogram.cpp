@@ -132,11 +132,7 @@ TEST_CASE("a histogram is a plan step: a fused pass, one allreduce of exact byte
     // the allreduce's bytes: 40 int64 counts, what the model says of an allreduce
     if (sp && P > 1) REQUIRE(p.max_rank().bytes > 0);
     ember::dndarray<std::int64_t, 1> counts = h;
-    REQUIRE(test::all_ranks([] {
-      for (const auto& t : ember::last_trace())
-        if (!(t.predicted == t.measured)) return false;
-      return true;
-    }()));
+    REQUIRE(test::all_ranks(test::trace_exact()));
     std::vector<double> y(x.size()), edges;
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] * w[i] + 1.0;
     const auto want = serial_histogram(y, 40, -3.0, 5.0, edges);
