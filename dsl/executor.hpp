@@ -298,6 +298,12 @@ class executor final : public executor_base {
                     static_cast<T*>(out.ptr));
         return;
       }
+      if constexpr (requires { x.selects; }) {  // median, quantile over every axis (sorting/selection.hpp)
+        using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
+        x.run_select(c_, s.from->split() && c_.size() > 1, static_cast<const V*>(in0), s.from->local_size(r),
+                     static_cast<T*>(out.ptr));
+        return;
+      }
       if constexpr (requires { x.sort_axis; }) {  // sort and argsort (sorting/sample_sort.hpp), on the host
         using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
         const V* in = static_cast<const V*>(in0);

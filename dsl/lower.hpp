@@ -154,6 +154,11 @@ void lower(const X& x, lower_state& st, int id = 0) {
         n.index_result = x.with_index;
         n.label = x.options_text();
       }
+      if constexpr (requires { x.selects; }) {  // median, quantile over every axis
+        n.kind = planner::node_kind::select;
+        n.ranks_selected = x.ranks_selected();
+        n.label = x.options_text();
+      }
       if constexpr (requires { x.outer; }) n.outer = x.outer;
       n.op = std::string(decltype(x.op_tag())::name);
     } else if constexpr (kind == K::tuple) {
@@ -227,6 +232,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
     if constexpr (requires { x.sort_axis; })
       f.add(0x5047 + std::uint64_t(x.sort_axis) * 4 + std::uint64_t(x.opts.stable) * 2 + std::uint64_t(x.opts.descending));
     if constexpr (requires { x.line_axis; }) f.add(0x11e5 + std::uint64_t(x.line_axis) + x.plan_key());
+    if constexpr (requires { x.selects; }) f.add(0x5e1ec7 + x.plan_key());
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
   }
   expr::for_each_child(x, 0, [&](const auto& a, int) { fingerprint_of(a, f); });

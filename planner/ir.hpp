@@ -21,8 +21,10 @@ namespace ember::planner {
 // its axis is axes[0]. lines: an operation on every line along axes[0] on its own
 // (partition, median and quantile along an axis: op names it, label its
 // options), the axis made local; its shape is the operand's, or the operand's
-// without the axis.
-enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan, sort, lines };
+// without the axis. select: order statistics over every axis (median, quantile:
+// op names it, label its options), a replicated result of shape () or (q,),
+// ranks_selected the order statistics it finds.
+enum class node_kind : std::uint8_t { leaf, scalar, elementwise, reduce, matmul, transpose, scan, sort, lines, select };
 
 struct ir_node {
   node_kind kind = node_kind::leaf;
@@ -46,6 +48,8 @@ struct ir_node {
   bool keepdims = false;
   bool index_result = false;  // argmin/argmax: combined across ranks by an allgather of (value, index); argsort
   std::int64_t value_elem = 0;  // argmin/argmax: bytes of the argument's value in each pair
+  // select: how many ranks of the sorted data the selection finds (at most)
+  std::int64_t ranks_selected = 0;
   // matmul
   bool outer = false;         // outer(a, b): a (m,) as a column times b (n,) as a row
 };

@@ -68,6 +68,7 @@ const char* name(step_kind k) {
     case step_kind::sample_sort: return "sample_sort";
     case step_kind::local_sort: return "local_sort";
     case step_kind::local_select: return "local_select";
+    case step_kind::distributed_select: return "distributed_select";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -91,6 +92,7 @@ bool is_move(step_kind k) {
     case step_kind::sample_sort:
     case step_kind::local_sort:
     case step_kind::local_select:
+    case step_kind::distributed_select:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -250,7 +252,7 @@ class planner_impl {
   bool is_op(int i) const {
     const node_kind k = node(i).kind;
     return k == node_kind::matmul || k == node_kind::transpose || k == node_kind::scan || k == node_kind::sort ||
-           k == node_kind::lines;
+           k == node_kind::lines || k == node_kind::select;
   }
   int leaf_key(int i) const { return node(i).alias >= 0 ? node(i).alias : i; }
 
@@ -268,7 +270,8 @@ class planner_impl {
       std::string key = std::to_string(int(x.kind)) + '|' + x.op + '|' + std::to_string(x.dtype) + '|' +
                         std::to_string(x.elem) + '|' + detail::shape_str(x.shape) + '|' + detail::shape_str(x.axes) +
                         (x.keepdims ? "k" : "") + (x.index_result ? "i" : "") + (x.outer ? "o" : "") + '|' +
-                        (x.kind == node_kind::sort || x.kind == node_kind::lines ? x.label + '|' : std::string());
+                        (x.kind == node_kind::sort || x.kind == node_kind::lines || x.kind == node_kind::select ? x.label + '|'
+                                                                                                   : std::string());
       if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
       else if (x.kind == node_kind::reduce && !x.label.empty()) key += "binned" + std::to_string(i);  // edges may differ
       else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
@@ -309,7 +312,8 @@ class planner_impl {
       case node_kind::transpose:
       case node_kind::scan:
       case node_kind::sort:
-      case node_kind::lines: {
+      case node_kind::lines:
+      case node_kind::select: {
         bounds.push_back(i);
         const int cls = canon_.empty() ? i : canon_[std::size_t(i)];
         auto it = class_group_.find(cls);
@@ -501,6 +505,7 @@ class planner_impl {
     if (n.kind == node_kind::scan) return "s" + std::to_string(i);
     if (n.kind == node_kind::sort) return "srt" + std::to_string(i);
     if (n.kind == node_kind::lines) return "l" + std::to_string(i);
+    if (n.kind == node_kind::select) return "q" + std::to_string(i);
     return "e" + std::to_string(i);
   }
   std::string text(int i) const {
@@ -561,7 +566,38 @@ class planner_impl {
     if (n.kind == node_kind::scan) return solve_scan(G);
     if (n.kind == node_kind::sort) return solve_sort(G);
     if (n.kind == node_kind::lines) return solve_lines(G);
+    if (n.kind == node_kind::select) return solve_select(G);
     solve_matmul(G);
+  }
+
+  // An order statistic over every axis reads its operand where it lies (any
+  // split, or replicated) and, when the operand can be had replicated, also
+  // from a balanced split along axis 0 (a partition: nothing is sent) so the
+  // ranks share the work. The result is replicated. Its own work is priced as
+  // the passes over the block (one a rank wanted) and its traffic by the bound.
+  void solve_select(group& G) {
+    const ir_node& n = node(G.root);
+    const int a = n.args.at(0), P = g_.nranks;
+    const index_vec& in_shape = node(a).shape;
+    std::vector<layout> ls = haves(a);
+    if (P > 1 && !in_shape.empty()) {
+      const layout bal = layout::balanced(in_shape, 0, P);
+      if (std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
+    }
+    const layout out = replicated_layout(n.shape, P);
+    for (const layout& l : ls) {
+      candidate cd{l, out};
+      const auto [c, ch] = operand_cost(a, l);
+      const auto t = selection_traffic(l, node(a).elem, n.ranks_selected);
+      // (about four passes over the block for each rank wanted: the copy, the
+      // selection's partitioning, the counting)
+      cd.cost = c + 4 * cm_.kappa * double(max_block_bytes(l, node(a).elem)) * double(std::max<std::int64_t>(1, n.ranks_selected)) +
+                cm_.alpha * double(t.max_rank.messages) + cm_.beta * double(t.max_rank.bytes);
+      cd.input_cost = c;
+      cd.child_choice = {ch};
+      cd.need = {l};
+      G.cands.push_back(std::move(cd));
+    }
   }
 
   // A sort along a local axis sorts each rank's lines where they lie (every
@@ -953,6 +989,7 @@ class planner_impl {
     s.kind = n.kind == node_kind::matmul ? step_kind::matmul
              : n.kind == node_kind::scan ? step_kind::scan
              : n.kind == node_kind::lines ? step_kind::local_select
+             : n.kind == node_kind::select ? step_kind::distributed_select
              : n.kind == node_kind::sort
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
                                                                                              : step_kind::local_sort)
@@ -974,6 +1011,11 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
       if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
+    } else if (s.kind == step_kind::distributed_select) {
+      s.from = c.need[0];
+      s.text = n.op + "(" + args + (n.label.empty() ? "" : ", " + n.label) + ")";
+      s.bound = c.need[0].split() && g_.nranks > 1;
+      accumulate(s.traffic, selection_traffic(c.need[0], node(n.args[0]).elem, n.ranks_selected, true).per_rank, per_rank_);
     } else if (s.kind == step_kind::sample_sort || s.kind == step_kind::local_sort) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
@@ -1158,6 +1200,10 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       if (a.empty() || n.axes[0] < 0 || n.axes[0] >= int(a.size()) || (n.shape != a && n.shape != dropped))
         throw shape_error(where(i) + ": " + n.op + " of shape " + detail::shape_str(a) + " along axis " +
                           std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
+    } else if (n.kind == node_kind::select) {
+      if (n.args.size() != 1) throw value_error(where(i) + ": an order statistic takes one operand");
+      if (n.shape.size() > 1 || n.ranks_selected < 0)
+        throw shape_error(where(i) + ": " + n.op + " over every axis cannot have shape " + detail::shape_str(n.shape));
     } else if (n.kind == node_kind::transpose) {
       if (n.args.size() != 1) throw value_error(where(i) + ": transpose takes one operand");
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;

@@ -1,6 +1,7 @@
 #include "traffic.hpp"
 
 #include "../runtime/exchange.hpp"
+#include "../sorting/selection.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -205,6 +206,36 @@ traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bo
     t += {8 * std::int64_t(P - 1), size_rounds * (P - 1)};                     // allgather of the bucket sizes
     if (bucket > 0) t += {bucket * E, (P - 1) + ceil_div(bucket * E, chunk(true))};  // the rebalance (a realign)
     acc.add(r, t);
+  }
+  return acc.s;
+}
+
+traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std::int64_t ranks, bool per_rank) {
+  const int P = l.nranks();
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  if (!l.split() || P == 1) {
+    for (int r = 0; r < P; ++r) acc.add(r, {});
+    return acc.s;
+  }
+  // every round the selection makes, as sorting/selection.cpp makes it
+  const std::int64_t N = l.numel();
+  const std::int64_t sampling = selection::sampling_rounds(N, P), radix = value_elem;
+  const std::int64_t spr = selection::samples_per_rank(P), small = selection::gather_below(P);
+  const auto& e = l.extents();
+  const std::int64_t rest = l.shape().empty() ? 1 : N / std::max<std::int64_t>(1, l.shape()[std::size_t(*l.split())]);
+  const traffic count = model::allreduce(8, P);
+  auto times = [](traffic t, std::int64_t k) { return traffic{t.bytes * k, t.messages * k}; };
+  for (int r = 0; r < P; ++r) {
+    const std::int64_t block = e[std::size_t(r)] * rest;
+    traffic one = times(count, sampling + radix + 1);  // the candidates counted at the top of every round
+    one += times(model::allgather(8, P) + model::allgather(std::min(spr, block) * value_elem, P) + model::allreduce(32, P),
+                 sampling);
+    one += times(model::allreduce(256 * 8, P), radix);
+    const traffic gather = model::allgather(8, P) + model::allgather(std::min(small, block) * value_elem, P);
+    const traffic last = model::allreduce(8, P);  // (or the one value every radix byte chose)
+    one += {std::max(gather.bytes, last.bytes), std::max(gather.messages, last.messages)};
+    acc.add(r, times(count, 2) + times(one, ranks));  // the NaN count and the count, then each rank wanted
   }
   return acc.s;
 }

@@ -48,4 +48,12 @@ traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std
 // samples is at most (k + 1) gap - 1).
 traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bool with_index, bool per_rank = false);
 
+// Upper bound of the traffic of finding `ranks` order statistics of an array
+// laid out as `l` (elements of `value_elem` bytes) by the distributed selection
+// of sorting/selection.hpp: the NaN count and the count (exact), then for each
+// rank wanted at most selection::sampling_rounds sampling rounds, one radix
+// round per byte of the value and the final gather of at most
+// selection::gather_below candidates (nothing when `l` is replicated or P = 1).
+traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std::int64_t ranks, bool per_rank = false);
+
 }  // namespace ember::planner

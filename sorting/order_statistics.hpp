@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "../dsl/eval.hpp"
+#include "../dsl/reductions.hpp"
 #include "../dsl/shift.hpp"
 #include "../shape/shape.hpp"
 #include "line_op.hpp"
@@ -143,24 +144,12 @@ std::vector<order_stat_t<T>> quantiles_of(const communicator& c, const T* data, 
   return out;
 }
 
-// Over all axes: the flattened values of every rank's block.
-template <class A>
-auto quantiles_all(A&& a, const std::vector<double>& qs, quantile_method m, bool skip_nan, bool median, const char* what) {
-  using T = typename expr::node_t<A>::value_type;
-  static_assert(!is_complex_v<T> && !std::is_same_v<T, bool>, "ember: order statistics take real numbers");
-  for (double q : qs) check_quantile(q, what);
-  constexpr int N = expr::node_t<A>::ndim;
-  const dndarray<T, N> x = ember::eval(std::forward<A>(a));
-  require_host(x.device(), what);
-  const bool distributed = x.layout().split() && x.comm().size() > 1;
-  return quantiles_of<T>(x.comm(), x.ldata(), x.lnumel(), distributed, qs, m, skip_nan, median);
-}
-
 // Along `axis`: every line on its own, as a line operation (sorting/line_op.hpp).
 template <bool Median, bool SkipNan>
 struct quantile_line_op {
   static constexpr std::string_view name = Median ? (SkipNan ? "nanmedian" : "median") : (SkipNan ? "nanquantile" : "quantile");
   static constexpr bool drops_axis = true, with_index = false;
+  static constexpr bool median_op = Median, skip_nan = SkipNan;
   template <class T>
   using result = order_stat_t<T>;
   double q = 0.5;
@@ -205,14 +194,113 @@ inline std::vector<double> percents(const std::vector<double>& ps) {
 
 }  // namespace detail
 
-// np.median(a): over all axes, on every rank.
+namespace expr {
+
+// An order statistic over every axis (median, quantile, percentile and the
+// nan- forms): a node of the expression and a step of the plan,
+// `distributed_select`. The operand is read where it lies (split along any
+// axis; a replicated operand is partitioned first, which sends nothing), the
+// selection of sorting/selection.hpp runs over the blocks, and the result is
+// replicated: a 0-d array (one q) or a vector (several). Its traffic depends
+// on the data; EXPLAIN gives the bound (planner: selection_traffic).
+template <class Op, bool Vector, class A>
+struct quantile_node : node_base {
+  using operand_type = typename A::value_type;
+  using value_type = detail::order_stat_t<operand_type>;
+  static constexpr int ndim = Vector ? 1 : 0;
+  static constexpr bool exact_ndim = true;
+  static constexpr int node_count = 1 + A::node_count;
+  static constexpr bool selects = true;
+  static Op op_tag() { return {}; }
+  hana::tuple<A> args;
+  std::vector<double> qs;
+  quantile_method method = quantile_method::linear;
+  dims shape_;
+  quantile_node(A a, std::vector<double> q, quantile_method m, const char* what)
+      : args(std::move(a)), qs(std::move(q)), method(m) {
+    for (double x : qs) detail::check_quantile(x, what);
+    if (Vector) shape_.push_back(std::int64_t(qs.size()));
+  }
+  const dims& shape_dims() const { return shape_; }
+  index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
+  // the ranks the selection looks for: two a quantile (the neighbours a lerp
+  // reads), one for lower, higher and nearest
+  std::int64_t ranks_selected() const {
+    const bool one = !Op::median_op && (method == quantile_method::lower || method == quantile_method::higher ||
+                                        method == quantile_method::nearest);
+    return std::int64_t(qs.size()) * (one ? 1 : 2);
+  }
+  std::string options_text() const {
+    if (Op::median_op) return "";
+    static const char* names[] = {"linear", "lower", "higher", "nearest", "midpoint"};
+    std::ostringstream os;
+    os << "q=";
+    if (Vector) os << '[';
+    for (std::size_t i = 0; i < qs.size(); ++i) os << (i ? ", " : "") << qs[i];
+    if (Vector) os << ']';
+    os << ", method=" << names[int(method)];
+    return os.str();
+  }
+  std::uint64_t plan_key() const {
+    std::uint64_t h = std::uint64_t(method) * 0x9e3779b97f4a7c15ull + qs.size();
+    for (double x : qs) h = (h ^ std::bit_cast<std::uint64_t>(x)) * 0x100000001b3ull;
+    return h;
+  }
+  // this rank's n values at `in` (`distributed`: the ranks' blocks together)
+  void run_select(const communicator& c, bool distributed, const operand_type* in, std::int64_t n, value_type* out) const {
+    const auto v = detail::quantiles_of<operand_type>(c, in, n, distributed, qs, method, Op::skip_nan, Op::median_op);
+    std::copy(v.begin(), v.end(), out);
+  }
+};
+
+template <class Op, bool Vector, class A>
+struct node_traits<quantile_node<Op, Vector, A>> {
+  static constexpr node_class kind = node_class::step_op;
+};
+
+}  // namespace expr
+
+namespace detail {
+
+// Over all axes: the node, and its value now (a scalar, or a vector of one
+// value per q, the same on every rank).
+template <bool Median, bool SkipNan, bool Vector, class A>
+auto quantile_over_all(A&& a, std::vector<double> qs, quantile_method m, const char* what) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(!is_complex_v<T> && !std::is_same_v<T, bool>, "ember: order statistics take real numbers");
+  auto n = expr::step_operand(expr::as_node(std::forward<A>(a)));
+  return expr::quantile_node<quantile_line_op<Median, SkipNan>, Vector, decltype(n)>(std::move(n), std::move(qs), m, what);
+}
+template <bool Median, bool SkipNan, class A>
+auto quantile_value(A&& a, double q, quantile_method m, const char* what) {
+  return evaluate_scalar<this_code>(quantile_over_all<Median, SkipNan, false>(std::forward<A>(a), {q}, m, what));
+}
+template <bool SkipNan, class A>
+auto quantile_values(A&& a, std::vector<double> qs, quantile_method m, const char* what) {
+  using R = order_stat_t<typename expr::node_t<A>::value_type>;
+  const dndarray<R, 1> v = ember::eval(quantile_over_all<false, SkipNan, true>(std::forward<A>(a), std::move(qs), m, what));
+  return std::vector<R>(v.ldata(), v.ldata() + v.lnumel());
+}
+
+}  // namespace detail
+
+// np.median(a): over all axes, on every rank; median(a, all_axes): the same as
+// a lazy 0-d expression (for explain, or to fuse into more work).
 template <array_like A>
 auto median(A&& a) {
-  return detail::quantiles_all(std::forward<A>(a), {0.5}, quantile_method::linear, false, true, "median")[0];
+  return detail::quantile_value<true, false>(std::forward<A>(a), 0.5, quantile_method::linear, "median");
+}
+template <array_like A>
+auto median(A&& a, all_axes_t) {
+  return detail::quantile_over_all<true, false, false>(std::forward<A>(a), {0.5}, quantile_method::linear, "median");
 }
 template <array_like A>
 auto nanmedian(A&& a) {
-  return detail::quantiles_all(std::forward<A>(a), {0.5}, quantile_method::linear, true, true, "nanmedian")[0];
+  return detail::quantile_value<true, true>(std::forward<A>(a), 0.5, quantile_method::linear, "nanmedian");
+}
+template <array_like A>
+auto nanmedian(A&& a, all_axes_t) {
+  return detail::quantile_over_all<true, true, false>(std::forward<A>(a), {0.5}, quantile_method::linear, "nanmedian");
 }
 // np.median(a, axis)
 template <array_like A>
@@ -224,14 +312,23 @@ auto nanmedian(A&& a, int axis) {
   return detail::quantile_along<true, true>(std::forward<A>(a), axis, 0.5, quantile_method::linear);
 }
 
-// np.quantile(a, q) with q in [0, 1]; several at once share nothing but the NaN count.
+// np.quantile(a, q) with q in [0, 1]; several at once share the NaN count and
+// the count. With all_axes: lazy (0-d for one q, a vector for several).
 template <array_like A>
 auto quantile(A&& a, double q, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), {q}, o.method, false, false, "quantile")[0];
+  return detail::quantile_value<false, false>(std::forward<A>(a), q, o.method, "quantile");
 }
 template <array_like A>
 auto quantile(A&& a, const std::vector<double>& qs, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), qs, o.method, false, false, "quantile");
+  return detail::quantile_values<false>(std::forward<A>(a), qs, o.method, "quantile");
+}
+template <array_like A>
+auto quantile(A&& a, double q, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, false, false>(std::forward<A>(a), {q}, o.method, "quantile");
+}
+template <array_like A>
+auto quantile(A&& a, const std::vector<double>& qs, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, false, true>(std::forward<A>(a), qs, o.method, "quantile");
 }
 template <array_like A>
 auto quantile(A&& a, double q, int axis, const quantile_options& o = {}) {
@@ -243,21 +340,37 @@ auto nanquantile(A&& a, double q, int axis, const quantile_options& o = {}) {
 }
 template <array_like A>
 auto nanquantile(A&& a, double q, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), {q}, o.method, true, false, "nanquantile")[0];
+  return detail::quantile_value<false, true>(std::forward<A>(a), q, o.method, "nanquantile");
 }
 template <array_like A>
 auto nanquantile(A&& a, const std::vector<double>& qs, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), qs, o.method, true, false, "nanquantile");
+  return detail::quantile_values<true>(std::forward<A>(a), qs, o.method, "nanquantile");
+}
+template <array_like A>
+auto nanquantile(A&& a, double q, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, true, false>(std::forward<A>(a), {q}, o.method, "nanquantile");
+}
+template <array_like A>
+auto nanquantile(A&& a, const std::vector<double>& qs, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, true, true>(std::forward<A>(a), qs, o.method, "nanquantile");
 }
 
-// np.percentile(a, p) with p in [0, 100].
+// np.percentile(a, p) with p in [0, 100] (EXPLAIN shows the quantile p / 100).
 template <array_like A>
 auto percentile(A&& a, double p, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), detail::percents({p}), o.method, false, false, "percentile")[0];
+  return detail::quantile_value<false, false>(std::forward<A>(a), p / 100.0, o.method, "percentile");
 }
 template <array_like A>
 auto percentile(A&& a, const std::vector<double>& ps, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), detail::percents(ps), o.method, false, false, "percentile");
+  return detail::quantile_values<false>(std::forward<A>(a), detail::percents(ps), o.method, "percentile");
+}
+template <array_like A>
+auto percentile(A&& a, double p, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, false, false>(std::forward<A>(a), {p / 100.0}, o.method, "percentile");
+}
+template <array_like A>
+auto percentile(A&& a, const std::vector<double>& ps, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, false, true>(std::forward<A>(a), detail::percents(ps), o.method, "percentile");
 }
 template <array_like A>
 auto percentile(A&& a, double p, int axis, const quantile_options& o = {}) {
@@ -269,11 +382,19 @@ auto nanpercentile(A&& a, double p, int axis, const quantile_options& o = {}) {
 }
 template <array_like A>
 auto nanpercentile(A&& a, double p, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), detail::percents({p}), o.method, true, false, "nanpercentile")[0];
+  return detail::quantile_value<false, true>(std::forward<A>(a), p / 100.0, o.method, "nanpercentile");
 }
 template <array_like A>
 auto nanpercentile(A&& a, const std::vector<double>& ps, const quantile_options& o = {}) {
-  return detail::quantiles_all(std::forward<A>(a), detail::percents(ps), o.method, true, false, "nanpercentile");
+  return detail::quantile_values<true>(std::forward<A>(a), detail::percents(ps), o.method, "nanpercentile");
+}
+template <array_like A>
+auto nanpercentile(A&& a, double p, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, true, false>(std::forward<A>(a), {p / 100.0}, o.method, "nanpercentile");
+}
+template <array_like A>
+auto nanpercentile(A&& a, const std::vector<double>& ps, all_axes_t, const quantile_options& o = {}) {
+  return detail::quantile_over_all<false, true, true>(std::forward<A>(a), detail::percents(ps), o.method, "nanpercentile");
 }
 
 }  // namespace ember

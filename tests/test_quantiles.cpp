@@ -144,6 +144,76 @@ TEST_CASE("order statistics along an axis, every split", "[quantile]") {
     }
 }
 
+TEST_CASE("over every axis: a distributed_select step within its bound, the radix rounds alone exact", "[quantile][plan]") {
+  const int P = ember::world().size();
+  const std::int64_t n = 50000;
+  std::vector<double> g = values("random", n, 11);
+  // edges of the key order: signed zeros, infinities, denormals, equal runs
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::int64_t i = 0; i < n; i += 97) g[std::size_t(i)] = (i / 97) % 2 ? -0.0 : 0.0;
+  for (std::int64_t i = 5; i < n; i += 1013) g[std::size_t(i)] = (i / 1013) % 2 ? inf : -inf;
+  for (std::int64_t i = 7; i < n; i += 3001) g[std::size_t(i)] = 4.9e-324 * double(i % 5);
+  for (std::int64_t i = 20000; i < 26000; ++i) g[std::size_t(i)] = 0.125;
+  auto s = g;
+  std::sort(s.begin(), s.end());
+  std::vector<std::int32_t> gi;
+  for (std::int64_t i = 0; i < n; ++i) gi.push_back(std::int32_t((i * 2654435761u) % 100003) - 50000);
+  std::vector<double> si(gi.begin(), gi.end());
+  std::sort(si.begin(), si.end());
+  for (const char* rounds : {"", "1", "0"}) {  // the default; one sampling round; the radix rounds alone
+    setenv("EMBER_SELECTION_SAMPLING_ROUNDS", rounds, 1);
+    for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}}) {
+      INFO("sampling rounds '" << rounds << "' split " << (sp ? *sp : -1) << " ranks " << P);
+      auto x = ember::array(std::span<const double>(g), std::array<std::int64_t, 2>{n / 50, 50}, {.split = sp});
+      test::unbalance(x);
+      const double m = ember::median(x);
+      // the plan: one distributed_select (its traffic a bound) where the data is split
+      const auto lazy = ember::median(x, ember::all_axes);
+      const auto p = ember::explain(lazy);
+      INFO(p.to_string());
+      int selects = 0;
+      for (const auto& st : p.steps)
+        if (st.kind == ember::planner::step_kind::distributed_select) {
+          ++selects;
+          // split data is read where it lies; replicated data is selected where
+          // it lies or partitioned first, as the cost model prices it
+          REQUIRE(st.bound == (P > 1 && st.from->split().has_value()));
+          REQUIRE((!sp || st.from->split() == sp));
+          REQUIRE(st.text == "median(a0)");
+        }
+      REQUIRE(selects == 1);
+      bool ok = same(m, numpy_median(s));
+      // x - np.median(x): the 0-d node read by the next kernel
+      const auto centred = test::gathered(ember::eval(x - lazy));
+      for (std::int64_t i = 0; ok && i < n; ++i) ok = same(centred[std::size_t(i)], g[std::size_t(i)] - m);
+      for (const auto& t : ember::last_trace())  // measured <= bound, bytes and messages
+        ok = ok && t.measured.bytes <= t.predicted.bytes && t.measured.messages <= t.predicted.messages;
+      const auto ps = ember::percentile(x, std::vector<double>{0.0, 5.0, 50.0, 95.0, 100.0}, {.method = M::midpoint});
+      ok = ok && ps.size() == 5;
+      for (int j = 0; ok && j < 5; ++j) ok = same(ps[std::size_t(j)], numpy_quantile(s, std::vector<double>{0, .05, .5, .95, 1}[std::size_t(j)], M::midpoint));
+      for (M meth : {M::linear, M::lower, M::nearest}) ok = ok && same(ember::quantile(x, 0.37, {.method = meth}), numpy_quantile(s, 0.37, meth));
+      // integers (a 4-byte key), through an expression operand fused before the step
+      auto xi = ember::array(std::span<const std::int32_t>(gi), std::array<std::int64_t, 1>{n}, {.split = sp ? split_axis{0} : sp});
+      ok = ok && same(ember::quantile(xi * 1, 0.8), numpy_quantile(si, 0.8, M::linear)) && same(ember::median(xi), numpy_median(si));
+      const auto pv = ember::eval(ember::percentile(x * 2.0, std::vector<double>{25.0, 75.0}, ember::all_axes));
+      ok = ok && pv.lnumel() == 2 && same(pv.ldata()[0], 2 * numpy_quantile(s, 0.25, M::linear)) &&
+           same(pv.ldata()[1], 2 * numpy_quantile(s, 0.75, M::linear));
+      REQUIRE(test::all_ranks(ok));
+    }
+  }
+  unsetenv("EMBER_SELECTION_SAMPLING_ROUNDS");
+  // the EXPLAIN text of a vector of quantiles, and a plan for many ranks
+  auto x = ember::zeros<double>({1000}, {.split = 0});
+  const auto p = ember::explain(ember::nanquantile(x - 1.0, {0.25, 0.5}, ember::all_axes, {.method = M::lower}));
+  bool found = false;
+  for (const auto& st : p.steps) found = found || st.text == "nanquantile(sub(a0, 1), q=[0.25, 0.5], method=lower)";
+  INFO(p.to_string());
+  REQUIRE(found);
+  const auto big = ember::plan_for(ember::median(x, ember::all_axes), 65536);
+  REQUIRE(big.steps.back().kind == ember::planner::step_kind::distributed_select);
+  REQUIRE(big.steps.back().bound);
+}
+
 TEST_CASE("a quantile outside [0, 1] raises on every rank", "[quantile][errors]") {
   auto x = ember::zeros<double>({10}, {.split = 0});
   REQUIRE_THROWS_AS(ember::quantile(x, 1.5), ember::value_error);
