@@ -8,8 +8,11 @@
 //
 // Over all axes the values are found by distributed selection
 // (sorting/selection.hpp): rounds of 64 samples per rank, one allgather and one
-// allreduce of four counts each, until about 1024 candidates per rank are left;
-// no rank ever holds more than its block. Along an axis the result is a node of
+// allreduce of four counts each, until about 1024 candidates per rank are left,
+// capped and finished by radix rounds so the traffic has a bound; no rank ever
+// holds more than its block. The result is a node and a plan step too
+// (distributed_select): median(x, all_axes) is the lazy 0-d form, the scalar
+// forms evaluate it through the plan. Along an axis the result is a node of
 // the expression and a step of the plan (local_select, sorting/line_op.hpp):
 // each rank selects within its lines (std::nth_element); an axis that is split
 // is first made local by a planned resplit along another axis (its bytes
