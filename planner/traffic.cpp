@@ -34,6 +34,13 @@ struct accumulator {
   }
 };
 
+// Every rank's traffic starts at zero (kept per rank when asked).
+accumulator rank_accumulator(int P, bool per_rank) {
+  accumulator acc{{}, per_rank};
+  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
+  return acc;
+}
+
 }  // namespace
 
 traffic_summary allgather_traffic(const std::vector<std::int64_t>& units_of, std::int64_t unit, bool per_rank) {
@@ -172,12 +179,8 @@ traffic_summary move_traffic(const layout& src, const layout& dst, std::int64_t 
 
 traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bool with_index, bool per_rank) {
   const int P = l.nranks();
-  accumulator acc{{}, per_rank};
-  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
-  if (!l.split() || P == 1) {
-    for (int r = 0; r < P; ++r) acc.add(r, {});
-    return acc.s;
-  }
+  accumulator acc = rank_accumulator(P, per_rank);
+  if (!l.split() || P == 1) return acc.s;  // nothing is sent
   // (value, unique key) pairs as sorting/sample_sort.cpp lays them out: the
   // samples always, the data for argsort
   const std::int64_t key = (value_elem + 7) / 8 * 8 + 8;
@@ -212,12 +215,8 @@ traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bo
 
 traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std::int64_t ranks, bool per_rank) {
   const int P = l.nranks();
-  accumulator acc{{}, per_rank};
-  if (per_rank) acc.s.per_rank.assign(std::size_t(P), {});
-  if (!l.split() || P == 1) {
-    for (int r = 0; r < P; ++r) acc.add(r, {});
-    return acc.s;
-  }
+  accumulator acc = rank_accumulator(P, per_rank);
+  if (!l.split() || P == 1) return acc.s;  // nothing is sent
   // every round the selection makes, as sorting/selection.cpp makes it
   const std::int64_t N = l.numel();
   const std::int64_t sampling = selection::sampling_rounds(N, P), radix = value_elem;
