@@ -43,7 +43,6 @@ T from_key(key_t<T> k) {
 template <class T>
 struct selector {
   const communicator& comm;
-  int P = 1;
   std::vector<T> cand;  // the candidates once a round has dropped some
   const T* c = nullptr;  // a view of the data until the first round drops some
   std::int64_t m = 0;
@@ -73,7 +72,7 @@ struct selector {
 
   // One sampling round; true when it found the value (in `out`).
   bool sample_round(std::int64_t& k, std::int64_t total, T& out) {
-    const std::int64_t s = std::min<std::int64_t>(selection::samples_per_rank(P), m);
+    const std::int64_t s = std::min<std::int64_t>(selection::samples_per_rank(comm.size()), m);
     std::vector<T> mine(static_cast<std::size_t>(s));
     for (std::int64_t j = 0; j < s; ++j) mine[static_cast<std::size_t>(j)] = c[(j * m) / s + (m / s) / 2];
     auto samples = gather(mine.data(), s);
@@ -96,7 +95,7 @@ struct selector {
     comm.allreduce(cnt, 4, reduce_op::sum);
     if (k >= cnt[0] && k < cnt[1]) return out = lo, true;
     if (k >= cnt[2] && k < cnt[3]) return out = hi, true;
-    const std::int64_t P64 = P;
+    const std::int64_t P64 = comm.size();
     if (k < cnt[0]) {
       keep([&](T x) { return x < lo; }, cnt[0] / P64);
     } else if (k < cnt[2]) {  // strictly between lo and hi
@@ -117,13 +116,13 @@ struct selector {
     comm.allreduce(h, 256, reduce_op::sum);
     int bucket = 0;
     for (; bucket < 255 && k >= h[bucket]; ++bucket) k -= h[bucket];
-    keep([&](T x) { return int((order_key(x) >> shift) & 255) == bucket; }, h[bucket] / std::int64_t(P));
+    keep([&](T x) { return int((order_key(x) >> shift) & 255) == bucket; }, h[bucket] / std::int64_t(comm.size()));
   }
 };
 
 template <class T>
 T select_one(const communicator& comm, const T* data, std::int64_t n, std::int64_t k) {
-  selector<T> s{comm, comm.size(), {}, data, n};
+  selector<T> s{comm, {}, data, n};
   const int P = comm.size();
   const std::int64_t small = selection::gather_below(P);
   int sampling = -1;  // the cap, from the first round's count
