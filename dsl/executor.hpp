@@ -479,8 +479,10 @@ class executor final : public executor_base {
     }
   }
 
-  // A histogram (histogram/histogram.hpp): counts per bin of its operand's
-  // values, computed as they are read, on the host.
+  // A histogram (histogram/histogram.hpp): counts (or sums of weights) per bin
+  // of its operand's values, computed as they are read, on the host. A node of
+  // several value streams (R::streams > 1: values and weights, or the two axes
+  // of histogram2d) bins its operand's children in step, each computed as read.
   template <class R>
   void run_binned_kernel(const R& r, const planner::step& s, const kernel::context& ctx) {
     using A = std::remove_cvref_t<decltype(r.arg)>;
@@ -488,13 +490,22 @@ class executor final : public executor_base {
     constexpr int MR = A::ndim;
     if (s.on == device_kind::gpu) throw_no_device_kernels(s);
     const auto sp = space_of<MR>(*s.from, c_.rank());
-    auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
     auto& out = output(s.output, s.to->local_size(c_.rank()) * std::int64_t(sizeof(T)), dest_safe(s, true));
-    r.count(
-        [&](auto&& f) {
-          kernel::for_each_chunk<double, MR>(ev, sp, [&](std::int64_t, const double* v, std::int64_t n) { f(v, n); });
-        },
-        static_cast<T*>(out.ptr));
+    if constexpr (R::streams == 1) {
+      auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
+      r.count(
+          [&](auto&& f) {
+            kernel::for_each_chunk<double, MR>(ev, sp, [&](std::int64_t, const double* v, std::int64_t n) { f(&v, n); });
+          },
+          static_cast<T*>(out.ptr));
+    } else {
+      constexpr auto off = expr::child_offsets<A>();
+      static_assert(off.size() == std::size_t(R::streams));
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto evs = hana::make_tuple(kernel::make_eval<MR>(expr::child<I>(r.arg), s.node + 1 + off[I], ctx, sp)...);
+        r.count([&](auto&& f) { kernel::for_each_chunk_of<MR>(sp, f, hana::at_c<I>(evs)...); }, static_cast<T*>(out.ptr));
+      }(std::make_index_sequence<off.size()>{});
+    }
   }
 
   void run_combine(const planner::step& s) override {

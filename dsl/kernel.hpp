@@ -389,6 +389,34 @@ void for_each_chunk(Ev& ev, const space<MR>& sp, F&& f) {
   }
 }
 
+// f(values, len) with several expressions of one space walked in step: values[s]
+// the chunk of the s-th as double (what a weighted or two-axis histogram bins).
+template <int MR, class F, class... Ev>
+void for_each_chunk_of(const space<MR>& sp, F&& f, Ev&... ev) {
+  if (sp.count() == 0) return;
+  constexpr std::size_t S = sizeof...(Ev);
+  const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
+  outer_iter<MR> it(sp);
+  alignas(64) double tmp[S][chunk];
+  const double* v[S];
+  for (std::size_t s = 0; s < S; ++s) v[s] = tmp[s];
+  for (std::int64_t r = 0, rows = it.rows(); r < rows; ++r, it.next()) {
+    (ev.start(it.idx.data(), sp.ndim - 1), ...);
+    for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
+      const std::int64_t len = std::min(chunk, n - j0);
+      std::size_t s = 0;
+      ([&](auto& e) {
+        double* t = tmp[s++];
+        if (e.contiguous())
+          for (std::int64_t j = 0; j < len; ++j) t[j] = double(e.template at<true>(j0 + j));
+        else
+          for (std::int64_t j = 0; j < len; ++j) t[j] = double(e.template at<false>(j0 + j));
+      }(ev), ...);
+      f(static_cast<const double* const*>(v), len);
+    }
+  }
+}
+
 // Sum of a contiguous chunk with 8 independent accumulators (vectorizes without
 // reassociation flags) combined pairwise.
 template <class A, class V>

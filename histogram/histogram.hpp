@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -51,9 +52,19 @@ struct basic_histogram_result {
   dndarray<double, 1> bin_edges;  // bins + 1 edges
 };
 using histogram_result = basic_histogram_result<std::int64_t>;
-struct histogram2d_result {
-  dndarray<std::int64_t, 2> hist;
+template <class H>
+struct basic_histogram2d_result {
+  dndarray<H, 2> hist;  // (x bins, y bins)
   dndarray<double, 1> xedges, yedges;
+};
+using histogram2d_result = basic_histogram2d_result<std::int64_t>;
+// np.histogram2d's range=[[xmin, xmax], [ymin, ymax]]: {{xmin, xmax}, {ymin, ymax}}
+struct histogram2d_range {
+  std::pair<double, double> x, y;
+};
+struct histogram2d_options {
+  std::optional<histogram2d_range> range = std::nullopt;  // default: each axis's data minimum and maximum
+  bool density = false;  // histogramdd's: each bin / the total / its area (floating values: histogram2d<double>, or weights)
 };
 struct bincount_options {
   std::int64_t minlength = 0;
@@ -196,17 +207,57 @@ inline void check_edges(const std::vector<double>& e, const char* what) {
     if (!(e[i] >= e[i - 1])) throw value_error(std::string("ember::") + what + ": bins must increase monotonically");
 }
 
-// What a histogram plan step bins by: uniform bins over [lo, hi] (NumPy's fast
-// path, uniform_binner) or explicit increasing edges.
+// What a histogram plan step bins by along one axis: uniform bins over [lo, hi]
+// (NumPy's fast path, uniform_binner), explicit increasing edges, or the
+// integers 0 .. bins - 1 (bincount: a value is its own bin).
 struct bin_spec {
   std::vector<double> edges;
-  bool uniform = false;
+  bool uniform = false, integers = false;
   double lo = 0, hi = 0;
-  std::int64_t bins() const { return std::int64_t(edges.size()) - 1; }
+  std::int64_t count = 0;  // integers: the number of bins
+  std::int64_t bins() const { return integers ? count : std::int64_t(edges.size()) - 1; }
+  std::uint64_t key() const { return std::uint64_t(bins()) * 4 + (uniform ? 1 : 0) + (integers ? 2 : 0); }
+  // f(bin_of) with the binner for these bins: bin_of(v) is v's bin, or -1 outside.
+  // uniform: np.histogram's rule (the fast path, then NumPy's correction); with
+  // `searchsorted`, histogramdd's (the fast path, then the edges searched: the
+  // same bin wherever the fast path decides, see uniform_binner)
+  template <class F>
+  void with_binner(bool searchsorted, F&& f) const {
+    if (integers) {
+      f([n = count](double v) { return v >= 0 && v < double(n) ? std::int64_t(v) : std::int64_t(-1); });
+    } else if (uniform && !searchsorted) {
+      f(uniform_binner(lo, hi, edges, bins()));
+    } else if (uniform) {
+      f([b = uniform_binner(lo, hi, edges, bins()), e = &edges](double v) {
+        const std::int64_t k = b.quick(v);
+        return k != -2 ? k : edge_bin(v, *e);
+      });
+    } else {
+      f([e = &edges](double v) { return edge_bin(v, *e); });
+    }
+  }
 };
 
-
 }  // namespace detail
+
+namespace op {
+
+// The operands a histogram bins in one pass, as one node: (values, weights),
+// (x, y) or (x, y, weights). The histogram reads the children; the node itself
+// is what the planner lays out (every operand in one iteration layout, moved
+// there as needed, each computed as it is read), its value is the first operand.
+template <int Axes, bool Weighted>
+struct bin_operands {
+  static constexpr std::string_view name = Axes == 2 ? (Weighted ? "weighted_pair" : "pair") : "weighted";
+  template <class... A>
+  using result = double;
+  template <class R, class X, class... Rest>
+  EMBER_HD static R apply(X x, Rest...) {
+    return convert<R>(x);
+  }
+};
+
+}  // namespace op
 
 namespace expr {
 
@@ -214,75 +265,142 @@ struct histogram_op {
   static constexpr std::string_view name = "histogram";
   static constexpr reduce_op mpi = reduce_op::sum;  // the allreduce of the counts
 };
+struct histogram2d_op {
+  static constexpr std::string_view name = "histogram2d";
+  static constexpr reduce_op mpi = reduce_op::sum;
+};
+struct bincount_op {
+  static constexpr std::string_view name = "bincount";
+  static constexpr reduce_op mpi = reduce_op::sum;
+};
 
-// np.histogram(a, bins, range)[0] as a reduction over every axis into int64
-// counts per bin: one fused pass over the blocks (the operand computed as it
-// is read) and one allreduce of the counts, a plan step like sum's.
 template <class A>
+struct bin_operands_of {  // one operand: the values
+  static constexpr int streams = 1, axes = 1;
+  static constexpr bool weighted = false;
+};
+template <int Axes, bool Weighted, class... C>
+struct bin_operands_of<elementwise<op::bin_operands<Axes, Weighted>, C...>> {
+  static constexpr int streams = int(sizeof...(C)), axes = Axes;
+  static constexpr bool weighted = Weighted;
+};
+
+// np.histogram(a, bins, range)[0] (and with weights), np.histogram2d's counts
+// and np.bincount as a reduction over every axis into values per bin (int64
+// counts, or H = double sums of the weights): one fused pass over the blocks
+// (every operand computed as it is read) and one allreduce of the bins, a plan
+// step like sum's. A: the values, or op::bin_operands' node of values and
+// weights, or of x and y (and weights); one bin_spec per histogram axis.
+template <class A, class H = std::int64_t, class Op = histogram_op>
 struct histogram_node : node_base {
   using arg_type = typename A::value_type;
-  using value_type = std::int64_t;
-  static constexpr int ndim = 1;
+  using value_type = H;
+  using operands = bin_operands_of<A>;
+  static constexpr int streams = operands::streams;  // the executor's: how many value streams count() reads
+  static constexpr int ndim = operands::axes;
   static constexpr bool exact_ndim = true;
   static constexpr int node_count = 1 + A::node_count;
   static constexpr bool index_result = false;
   static constexpr bool binned = true;  // the executor's hook: count() instead of a reduction kernel
-  static histogram_op op_tag() { return {}; }
+  static Op op_tag() { return {}; }
   A arg;
   std::vector<int> axes;
   bool keepdims = false;
-  std::shared_ptr<const ember::detail::bin_spec> spec;
+  std::shared_ptr<const ember::detail::bin_spec> spec, spec_y;  // spec_y: histogram2d's second axis
   dims shape_;
-  histogram_node(A a, std::shared_ptr<const ember::detail::bin_spec> sp) : arg(std::move(a)), spec(std::move(sp)) {
+  histogram_node(A a, std::shared_ptr<const ember::detail::bin_spec> sp,
+                 std::shared_ptr<const ember::detail::bin_spec> sy = nullptr)
+      : arg(std::move(a)), spec(std::move(sp)), spec_y(std::move(sy)) {
+    static_assert(!operands::weighted || std::is_same_v<H, double>, "ember: weighted bins hold float64 sums");
     for (int d = 0; d < int(arg.shape_dims().size()); ++d) axes.push_back(d);
     shape_.push_back(spec->bins());
+    if constexpr (ndim == 2) shape_.push_back(spec_y->bins());
   }
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
-  // What the plan depends on beyond the types (the bin count: the result's shape).
-  std::uint64_t plan_key() const { return 0x4b15ull + std::uint64_t(spec->bins()) * 2 + (spec->uniform ? 1 : 0); }
+  // What the plan depends on beyond the types (the bin counts: the result's shape).
+  std::uint64_t plan_key() const { return 0x4b15ull ^ (spec->key() * 0x9e3779b1ull) ^ (spec_y ? spec_y->key() << 32 : 0); }
   // As EXPLAIN shows it; the values only when asked (a cached plan serves any range).
   std::string options_text(bool values) const {
     std::ostringstream os;
-    os << "bins=" << spec->bins();
-    if (values && spec->uniform) os << ", range=(" << spec->lo << ", " << spec->hi << ")";
-    if (!spec->uniform) os << ", edges";
+    auto one = [&](const ember::detail::bin_spec& b, const char* prefix) {
+      if (b.integers) {
+        os << "length=" << b.count;
+        return;
+      }
+      os << prefix << "bins=" << b.bins();
+      if (values && b.uniform) os << ", " << prefix << "range=(" << b.lo << ", " << b.hi << ")";
+      if (!b.uniform) os << ", " << prefix << "edges";
+    };
+    one(*spec, spec_y ? "x" : "");
+    if (spec_y) {
+      os << ", ";
+      one(*spec_y, "y");
+    }
     return os.str();
   }
-  // The counts of this rank's values into h (bins() of them): each(f) calls
-  // f(values, n) over the block's values in chunks.
+  // The bins of this rank's values into h: each(f) calls f(values, n) over the
+  // block in chunks, values[s] the s-th stream's (the values; the weights; y).
   template <class Each>
-  void count(Each&& each, std::int64_t* h) const {
-    const std::int64_t nb = spec->bins();
-    std::fill_n(h, nb, std::int64_t(0));
-    // counts of even and odd positions apart (see binned()), one table for many bins
-    std::vector<std::int64_t> odd(static_cast<std::size_t>(nb <= 65536 ? nb : 0), 0);
-    std::int64_t* const h1 = nb <= 65536 ? odd.data() : h;
-    auto tally = [&](const auto bin_of) {  // (by value, and the tables in locals: the count stores alias nothing)
-      each([&, bin_of](const double* v, std::int64_t len) {
-        std::int64_t* const t0 = h;
-        std::int64_t* const t1 = h1;
-        std::int64_t i = 0;
-        for (; i + 2 <= len; i += 2) {
-          const std::int64_t k0 = bin_of(v[i]), k1 = bin_of(v[i + 1]);
-          if (k0 >= 0) ++t0[k0];
-          if (k1 >= 0) ++t1[k1];
-        }
-        if (i < len) {
-          const std::int64_t k = bin_of(v[i]);
-          if (k >= 0) ++t0[k];
-        }
+  void count(Each&& each, H* h) const {
+    std::int64_t nb = spec->bins();
+    if constexpr (ndim == 2) nb *= spec_y->bins();
+    std::fill_n(h, nb, H(0));
+    if constexpr (ndim == 1 && !operands::weighted) {
+      // counts of even and odd positions apart (two values in one bin a few
+      // positions apart no longer wait for each other's increment: 1.35x ->
+      // 1.1x the one-table loop's time with 100 bins), one table for many bins
+      std::vector<H> odd(static_cast<std::size_t>(nb <= 65536 ? nb : 0), H(0));
+      H* const h1 = nb <= 65536 ? odd.data() : h;
+      spec->with_binner(false, [&](const auto bin_of) {  // (by value, and the tables in locals: the stores alias nothing)
+        each([&, bin_of](const double* const* s, std::int64_t len) {
+          const double* v = s[0];
+          H* const t0 = h;
+          H* const t1 = h1;
+          std::int64_t i = 0;
+          for (; i + 2 <= len; i += 2) {
+            const std::int64_t k0 = bin_of(v[i]), k1 = bin_of(v[i + 1]);
+            if (k0 >= 0) ++t0[k0];
+            if (k1 >= 0) ++t1[k1];
+          }
+          if (i < len) {
+            const std::int64_t k = bin_of(v[i]);
+            if (k >= 0) ++t0[k];
+          }
+        });
       });
-    };
-    if (spec->uniform) tally(ember::detail::uniform_binner(spec->lo, spec->hi, spec->edges, nb));
-    else tally([e = &spec->edges](double v) { return ember::detail::edge_bin(v, *e); });
-    if (h1 != h)
-      for (std::int64_t b = 0; b < nb; ++b) h[b] += h1[b];
+      if (h1 != h)
+        for (std::int64_t b = 0; b < nb; ++b) h[b] += h1[b];
+    } else if constexpr (ndim == 1) {  // sums of the weights
+      spec->with_binner(false, [&](const auto bin_of) {
+        each([&, bin_of](const double* const* s, std::int64_t len) {
+          for (std::int64_t i = 0; i < len; ++i) {
+            const std::int64_t k = bin_of(s[0][i]);
+            if (k >= 0) h[k] += s[1][i];
+          }
+        });
+      });
+    } else {  // histogram2d: histogramdd's rule on each axis
+      const std::int64_t ny = spec_y->bins();
+      spec->with_binner(true, [&](const auto bx) {
+        spec_y->with_binner(true, [&](const auto by) {
+          each([&, bx, by](const double* const* s, std::int64_t len) {
+            for (std::int64_t i = 0; i < len; ++i) {
+              const std::int64_t kx = bx(s[0][i]), ky = by(s[1][i]);
+              if (kx >= 0 && ky >= 0) {
+                if constexpr (operands::weighted) h[kx * ny + ky] += s[2][i];
+                else ++h[kx * ny + ky];
+              }
+            }
+          });
+        });
+      });
+    }
   }
 };
 
-template <class A>
-struct node_traits<histogram_node<A>> {
+template <class A, class H, class Op>
+struct node_traits<histogram_node<A, H, Op>> {
   static constexpr node_class kind = node_class::reduction;
 };
 
@@ -302,60 +420,6 @@ auto host_eval(A&& a, const char* what) {
   return x;
 }
 
-// `w` laid out as `x` (moved there when it is not: one exchange).
-template <class X, class W>
-auto aligned_to(const X& x, const W& w, const char* what, const char* wname) {
-  using WT = typename W::value_type;
-  constexpr int N = W::ndim_v;
-  if (x.layout().shape() != w.layout().shape())
-    throw shape_error(std::string("ember::") + what + ": " + wname + " of shape " + shape_str(w.layout().shape()) +
-                      " must have the shape of the data, " + shape_str(x.layout().shape()));
-  if (w.layout() == x.layout()) return w;
-  dndarray<WT, N> moved(x.layout(), x.comm());
-  ember::copyto(moved, w);
-  return moved;
-}
-
-// Values per bin over this rank's block (`bin_of(v)`: the bin, or -1 outside),
-// summed over the ranks: counts, or sums of the weights `w`.
-template <class H, class T, class Wt, class BinOf>
-std::vector<H> binned(const communicator& c, bool distributed, const T* p, const Wt* w, std::int64_t n,
-                      std::int64_t bins, BinOf bin_of) {
-  std::vector<H> h(static_cast<std::size_t>(bins), H(0));
-  H* const hp = h.data();
-  constexpr bool counts = std::is_same_v<Wt, void>;
-  if (counts && bins <= 65536 && bins <= n) {
-    // counts of even and odd positions apart, summed at the end: two values
-    // in the same bin a few positions apart (frequent with few bins) no longer
-    // wait for each other's increment (1.35x -> 1.1x the one-table loop's time
-    // with 100 bins)
-    std::vector<H> h1(static_cast<std::size_t>(bins), H(0));
-    H* const hq = h1.data();
-    std::int64_t i = 0;
-    for (; i + 2 <= n; i += 2) {
-      const std::int64_t k0 = bin_of(double(p[i])), k1 = bin_of(double(p[i + 1]));
-      if (k0 >= 0) hp[k0] += H(1);
-      if (k1 >= 0) hq[k1] += H(1);
-    }
-    if (i < n) {
-      const std::int64_t k = bin_of(double(p[i]));
-      if (k >= 0) hp[k] += H(1);
-    }
-    for (std::int64_t b = 0; b < bins; ++b) hp[b] += hq[b];
-  } else {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const std::int64_t k = bin_of(double(p[i]));
-      if constexpr (counts) {
-        if (k >= 0) hp[k] += H(1);
-      } else {
-        if (k >= 0) hp[k] += H(w[i]);
-      }
-    }
-  }
-  if (distributed) c.allreduce(h.data(), bins, reduce_op::sum);
-  return h;
-}
-
 // The result on every rank; NumPy's density: n / diff(edges) / n.sum().
 template <class H>
 basic_histogram_result<H> histogram_of(std::vector<H> h, const std::vector<double>& e, bool density,
@@ -372,31 +436,6 @@ basic_histogram_result<H> histogram_of(std::vector<H> h, const std::vector<doubl
   return {replicated_counts<H, 1>(h, c, {std::int64_t(h.size())}), replicated_values(e, c)};
 }
 
-template <class H, class X, class Wt>
-basic_histogram_result<H> uniform_histogram(const X& x, const Wt* w, std::int64_t bins, const histogram_options& o) {
-  if (bins < 1) throw value_error("ember::histogram: `bins` must be positive, got " + std::to_string(bins));
-  const communicator& c = x.comm();
-  const bool distributed = x.layout().split() && c.size() > 1;
-  const auto [lo, hi] = outer_edges(c, x.ldata(), x.lnumel(), distributed, o, "histogram");
-  const auto e = uniform_edges(lo, hi, bins);
-  auto h = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), bins, uniform_binner(lo, hi, e, bins));
-  return histogram_of<H>(std::move(h), e, o.density, c);
-}
-
-template <class H, class X, class Wt>
-basic_histogram_result<H> edges_histogram(const X& x, const Wt* w, const std::vector<double>& edges,
-                                          const histogram_options& o) {
-  check_edges(edges, "histogram");
-  const communicator& c = x.comm();
-  auto h = binned<H>(c, x.layout().split() && c.size() > 1, x.ldata(), w, x.lnumel(), std::int64_t(edges.size()) - 1,
-                     [&](double v) { return edge_bin(v, edges); });
-  return histogram_of<H>(std::move(h), edges, o.density, c);
-}
-
-}  // namespace detail
-
-namespace detail {
-
 inline std::shared_ptr<const bin_spec> uniform_spec(std::int64_t bins, double lo, double hi) {
   auto sp = std::make_shared<bin_spec>();
   sp->uniform = true;
@@ -405,26 +444,79 @@ inline std::shared_ptr<const bin_spec> uniform_spec(std::int64_t bins, double lo
   sp->edges = uniform_edges(lo, hi, bins);
   return sp;
 }
-inline std::shared_ptr<const bin_spec> edges_spec(const std::vector<double>& edges) {
-  check_edges(edges, "histogram");
+inline std::shared_ptr<const bin_spec> edges_spec(const std::vector<double>& edges, const char* what = "histogram") {
+  check_edges(edges, what);
   auto sp = std::make_shared<bin_spec>();
   sp->edges = edges;
   return sp;
 }
+inline std::shared_ptr<const bin_spec> integer_spec(std::int64_t n) {
+  auto sp = std::make_shared<bin_spec>();
+  sp->integers = true;
+  sp->count = n;
+  return sp;
+}
+
 template <class A>
-auto make_histogram_node(A&& a, std::shared_ptr<const bin_spec> sp) {
+auto bin_operand(A&& a) {
   using T = typename expr::node_t<A>::value_type;
   static_assert(!is_complex_v<T>, "ember: histograms take real numbers");
-  return expr::histogram_node<expr::node_t<A>>(expr::as_node(std::forward<A>(a)), std::move(sp));
+  return expr::as_node(std::forward<A>(a));
 }
-// The planned counts (a fused pass and one allreduce), as the eager result.
+// The node of the operands binned together (values and weights, or x, y and
+// maybe weights), each of the first's shape (NumPy's rule: no broadcasting).
+template <int Axes, bool Weighted, class First, class... Rest>
+auto bin_operands(const char* what, const char* const* names, First first, Rest... rest) {
+  std::size_t k = 1;
+  (
+      [&](const auto& r) {
+        if (r.shape() != first.shape())
+          throw shape_error(std::string("ember::") + what + ": " + names[k] + " of shape " + shape_str(r.shape()) +
+                            " must have the shape of " + names[0] + ", " + shape_str(first.shape()));
+        ++k;
+      }(rest),
+      ...);
+  return expr::elementwise<op::bin_operands<Axes, Weighted>, First, Rest...>(std::move(first), std::move(rest)...);
+}
+template <class A>
+auto make_histogram_node(A&& a, std::shared_ptr<const bin_spec> sp) {
+  return expr::histogram_node<expr::node_t<A>>(bin_operand(std::forward<A>(a)), std::move(sp));
+}
+template <class A, class W>
+auto make_weighted_node(A&& a, W&& w, std::shared_ptr<const bin_spec> sp, const char* what) {
+  static const char* const names[] = {"the data", "weights"};
+  auto n = bin_operands<1, true>(what, names, bin_operand(std::forward<A>(a)), bin_operand(std::forward<W>(w)));
+  return expr::histogram_node<decltype(n), double>(std::move(n), std::move(sp));
+}
+template <class H, class X, class Y, class... W>
+auto make_histogram2d_node(X&& x, Y&& y, std::shared_ptr<const bin_spec> sx, std::shared_ptr<const bin_spec> sy,
+                           W&&... w) {
+  static const char* const names[] = {"x", "y", "weights"};
+  auto n = bin_operands<2, sizeof...(W) != 0>("histogram2d", names, bin_operand(std::forward<X>(x)), bin_operand(std::forward<Y>(y)),
+                                              bin_operand(std::forward<W>(w))...);
+  return expr::histogram_node<decltype(n), H, expr::histogram2d_op>(std::move(n), std::move(sx), std::move(sy));
+}
+// The planned bins (a fused pass and one allreduce), replicated: their values
+// as H, and the communicator they are on.
+template <class H, class Node>
+std::pair<std::vector<H>, communicator> planned_bins(const Node& n) {
+  const auto b = ember::eval(n);
+  std::vector<H> h(static_cast<std::size_t>(b.lnumel()));
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = H(b.ldata()[i]);
+  return {std::move(h), b.comm()};
+}
 template <class H, class Node>
 basic_histogram_result<H> planned_histogram(const Node& n, bool density) {
-  const dndarray<std::int64_t, 1> counts = ember::eval(n);
-  const communicator& c = counts.comm();
-  std::vector<H> h(std::size_t(n.spec->bins()));
-  for (std::size_t i = 0; i < h.size(); ++i) h[i] = H(counts.ldata()[i]);
+  auto [h, c] = planned_bins<H>(n);
   return histogram_of<H>(std::move(h), n.spec->edges, density, c);
+}
+// The edges of a histogram over `bins` uniform bins: the given range, or the data's (one allreduce).
+template <class X>
+std::shared_ptr<const bin_spec> data_spec(const X& x, std::int64_t bins, const histogram_options& o, const char* what) {
+  if (bins < 1) throw value_error(std::string("ember::") + what + ": `bins` must be positive, got " + std::to_string(bins));
+  const communicator& c = x.comm();
+  const auto [lo, hi] = outer_edges(c, x.ldata(), x.lnumel(), x.layout().split() && c.size() > 1, o, what);
+  return uniform_spec(bins, lo, hi);
 }
 
 }  // namespace detail
@@ -445,6 +537,36 @@ template <array_like A>
 auto histogram_counts(A&& a, const std::vector<double>& edges) {
   return detail::make_histogram_node(std::forward<A>(a), detail::edges_spec(edges));
 }
+// np.histogram(a, bins, range, weights=w)[0], lazy: float64 sums of the weights
+// (an expression of a's shape, computed as it is read, moved to a's layout by
+// the plan when it lies elsewhere) per bin.
+template <array_like A, array_like W>
+auto histogram_counts(A&& a, std::int64_t bins, std::pair<double, double> range, W&& weights) {
+  if (bins < 1) throw value_error("ember::histogram_counts: `bins` must be positive, got " + std::to_string(bins));
+  const auto [lo, hi] = detail::given_range(range, "histogram_counts");
+  return detail::make_weighted_node(std::forward<A>(a), std::forward<W>(weights), detail::uniform_spec(bins, lo, hi),
+                                    "histogram_counts");
+}
+template <array_like A, array_like W>
+auto histogram_counts(A&& a, const std::vector<double>& edges, W&& weights) {
+  return detail::make_weighted_node(std::forward<A>(a), std::forward<W>(weights), detail::edges_spec(edges),
+                                    "histogram_counts");
+}
+// np.histogram2d(x, y, bins, range)[0], lazy: int64 counts of shape (bins[0],
+// bins[1]), replicated; optionally the float64 sums of `weights`. x, y (and the
+// weights) of one shape, read in one pass.
+template <array_like X, array_like Y, class... W>
+  requires(sizeof...(W) <= 1 && (array_like<W> && ...))
+auto histogram2d_counts(X&& x, Y&& y, std::array<std::int64_t, 2> bins,
+                        histogram2d_range range, W&&... weights) {
+  for (auto b : bins)
+    if (b < 1) throw value_error("ember::histogram2d_counts: `bins` must be positive, got " + std::to_string(b));
+  const auto [xl, xh] = detail::given_range(range.x, "histogram2d_counts");
+  const auto [yl, yh] = detail::given_range(range.y, "histogram2d_counts");
+  using H = std::conditional_t<sizeof...(W) == 0, std::int64_t, double>;
+  return detail::make_histogram2d_node<H>(std::forward<X>(x), std::forward<Y>(y), detail::uniform_spec(bins[0], xl, xh),
+                                          detail::uniform_spec(bins[1], yl, yh), std::forward<W>(weights)...);
+}
 
 // np.histogram(a, bins=10, range=None): over all elements of a. H: the type of
 // the counts (int64; double for density=true). The counting is the plan step
@@ -459,9 +581,7 @@ basic_histogram_result<H> histogram(A&& a, std::int64_t bins = 10, const histogr
                                         o.density);
   }
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  const communicator& c = x.comm();
-  const auto [lo, hi] = detail::outer_edges(c, x.ldata(), x.lnumel(), x.layout().split() && c.size() > 1, o, "histogram");
-  return detail::planned_histogram<H>(detail::make_histogram_node(x, detail::uniform_spec(bins, lo, hi)), o.density);
+  return detail::planned_histogram<H>(detail::make_histogram_node(x, detail::data_spec(x, bins, o, "histogram")), o.density);
 }
 // np.histogram(a, bins=edges): explicit, monotonically increasing edges.
 template <class H = std::int64_t, array_like A>
@@ -469,47 +589,90 @@ basic_histogram_result<H> histogram(A&& a, const std::vector<double>& edges, con
   return detail::planned_histogram<H>(detail::make_histogram_node(std::forward<A>(a), detail::edges_spec(edges)), o.density);
 }
 // np.histogram(a, bins, range, density, weights): the sum of the weights (an
-// array of a's shape) per bin, float64.
+// array or expression of a's shape) per bin, float64: one plan step, the
+// weights computed as they are read and moved to a's layout when they lie
+// elsewhere (a planned move).
 template <array_like A, array_like W>
 basic_histogram_result<double> histogram(A&& a, std::int64_t bins, const histogram_options& o, W&& weights) {
+  if (bins < 1) throw value_error("ember::histogram: `bins` must be positive, got " + std::to_string(bins));
+  if (o.range) {
+    const auto [lo, hi] = detail::given_range(*o.range, "histogram");
+    return detail::planned_histogram<double>(
+        detail::make_weighted_node(std::forward<A>(a), std::forward<W>(weights), detail::uniform_spec(bins, lo, hi), "histogram"),
+        o.density);
+  }
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::histogram"), "histogram", "weights");
-  return detail::uniform_histogram<double>(x, w.ldata(), bins, o);
+  return detail::planned_histogram<double>(
+      detail::make_weighted_node(x, std::forward<W>(weights), detail::data_spec(x, bins, o, "histogram"), "histogram"), o.density);
 }
 template <array_like A, array_like W>
 basic_histogram_result<double> histogram(A&& a, const std::vector<double>& edges, const histogram_options& o,
                                          W&& weights) {
-  const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::histogram"), "histogram", "weights");
-  return detail::edges_histogram<double>(x, w.ldata(), edges, o);
+  return detail::planned_histogram<double>(
+      detail::make_weighted_node(std::forward<A>(a), std::forward<W>(weights), detail::edges_spec(edges), "histogram"), o.density);
 }
 
-// np.histogram2d(x, y, bins): x and y of one shape (y moved to x's layout when
-// it differs); NumPy's histogramdd edge rules on each axis.
-template <array_like X, array_like Y>
-histogram2d_result histogram2d(X&& xs, Y&& ys, std::int64_t bins = 10) {
-  const auto x = detail::host_eval(std::forward<X>(xs), "ember::histogram2d");
-  const auto y = detail::aligned_to(x, detail::host_eval(std::forward<Y>(ys), "ember::histogram2d"), "histogram2d", "y");
-  if (bins < 1) throw value_error("ember::histogram2d: `bins` must be positive, got " + std::to_string(bins));
-  const communicator& c = x.comm();
-  const bool distributed = x.layout().split() && c.size() > 1;
-  const auto [xl, xh] = detail::outer_edges(c, x.ldata(), x.lnumel(), distributed, {}, "histogram2d");
-  const auto [yl, yh] = detail::outer_edges(c, y.ldata(), y.lnumel(), distributed, {}, "histogram2d");
-  const auto ex = detail::uniform_edges(xl, xh, bins), ey = detail::uniform_edges(yl, yh, bins);
-  const detail::uniform_binner bx(xl, xh, ex, bins), by(yl, yh, ey, bins);
-  std::vector<std::int64_t> n(static_cast<std::size_t>(bins * bins), 0);
-  for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
-    // histogramdd's rule is searchsorted on the edges: the fast path where it
-    // decides (the same bin, see uniform_binner), else the search
-    const double vx = double(x.ldata()[i]), vy = double(y.ldata()[i]);
-    std::int64_t kx = bx.quick(vx), ky = by.quick(vy);
-    if (kx == -2) kx = detail::edge_bin(vx, ex);
-    if (ky == -2) ky = detail::edge_bin(vy, ey);
-    if (kx >= 0 && ky >= 0) ++n[std::size_t(kx * bins + ky)];
+namespace detail {
+
+// np.histogram2d's bins and edges: the given ranges, or the data's own (x and y evaluated first).
+template <class H, class X, class Y, class... W>
+basic_histogram2d_result<H> histogram2d_of(X&& xs, Y&& ys, std::array<std::int64_t, 2> bins, const histogram2d_options& o,
+                                           W&&... w) {
+  for (auto b : bins)
+    if (b < 1) throw value_error("ember::histogram2d: `bins` must be positive, got " + std::to_string(b));
+  std::pair<std::vector<H>, communicator> hc{{}, world()};
+  std::shared_ptr<const bin_spec> sx, sy;
+  if (o.range) {
+    const auto [xl, xh] = given_range(o.range->x, "histogram2d");
+    const auto [yl, yh] = given_range(o.range->y, "histogram2d");
+    sx = uniform_spec(bins[0], xl, xh);
+    sy = uniform_spec(bins[1], yl, yh);
+    hc = planned_bins<H>(make_histogram2d_node<H>(std::forward<X>(xs), std::forward<Y>(ys), sx, sy, std::forward<W>(w)...));
+  } else {
+    const auto x = host_eval(std::forward<X>(xs), "ember::histogram2d");
+    const auto y = host_eval(std::forward<Y>(ys), "ember::histogram2d");
+    if (y.layout().shape() != x.layout().shape())  // (before the ranges' allreduces: on every rank)
+      throw shape_error("ember::histogram2d: y of shape " + shape_str(y.layout().shape()) + " must have the shape of x, " +
+                        shape_str(x.layout().shape()));
+    sx = data_spec(x, bins[0], {}, "histogram2d");
+    sy = data_spec(y, bins[1], {}, "histogram2d");
+    hc = planned_bins<H>(make_histogram2d_node<H>(x, y, sx, sy, std::forward<W>(w)...));
   }
-  if (distributed) c.allreduce(n.data(), bins * bins, reduce_op::sum);
-  return {detail::replicated_counts<std::int64_t, 2>(n, c, {bins, bins}), detail::replicated_values(ex, c),
-          detail::replicated_values(ey, c)};
+  auto& [h, c] = hc;
+  if (o.density) {  // histogramdd's: n / n.sum() / (dx_i dy_j)
+    if constexpr (std::is_floating_point_v<H>) {
+      H total = 0;
+      for (H v : h) total += v;
+      for (std::int64_t i = 0; i < bins[0]; ++i)
+        for (std::int64_t j = 0; j < bins[1]; ++j)
+          h[std::size_t(i * bins[1] + j)] /= total * H(sx->edges[std::size_t(i) + 1] - sx->edges[std::size_t(i)]) *
+                                             H(sy->edges[std::size_t(j) + 1] - sy->edges[std::size_t(j)]);
+    } else {
+      throw type_error("ember::histogram2d: density=true gives floating values: call ember::histogram2d<double>(x, y, bins, {.density = true})");
+    }
+  }
+  return {replicated_counts<H, 2>(h, c, {bins[0], bins[1]}), replicated_values(sx->edges, c), replicated_values(sy->edges, c)};
+}
+
+}  // namespace detail
+
+// np.histogram2d(x, y, bins=10, range=None, density=False): x and y of one
+// shape, read in one pass (one plan step: a fused pass and one allreduce;
+// without a range x and y are evaluated first and their ranges found);
+// NumPy's histogramdd edge rules on each axis. H: int64 counts, or double.
+template <class H = std::int64_t, array_like X, array_like Y>
+basic_histogram2d_result<H> histogram2d(X&& xs, Y&& ys, std::int64_t bins = 10, const histogram2d_options& o = {}) {
+  return detail::histogram2d_of<H>(std::forward<X>(xs), std::forward<Y>(ys), {bins, bins}, o);
+}
+template <class H = std::int64_t, array_like X, array_like Y>
+basic_histogram2d_result<H> histogram2d(X&& xs, Y&& ys, std::array<std::int64_t, 2> bins, const histogram2d_options& o = {}) {
+  return detail::histogram2d_of<H>(std::forward<X>(xs), std::forward<Y>(ys), bins, o);
+}
+// np.histogram2d(x, y, bins, range, density, weights): float64 sums of the weights per bin.
+template <array_like X, array_like Y, array_like W>
+basic_histogram2d_result<double> histogram2d(X&& xs, Y&& ys, std::array<std::int64_t, 2> bins, const histogram2d_options& o,
+                                             W&& weights) {
+  return detail::histogram2d_of<double>(std::forward<X>(xs), std::forward<Y>(ys), bins, o, std::forward<W>(weights));
 }
 
 namespace detail {
@@ -528,16 +691,23 @@ std::int64_t bincount_length(const X& x, bool distributed, const bincount_option
   return std::max(mm[1] + 1, o.minlength);
 }
 
-template <class H, class A, class Wt>
-dndarray<H, 1> bincount_of(const A& x, const Wt* w, const bincount_options& o) {
-  using T = typename A::value_type;
+// x evaluated (its length takes a pass and one allreduce), then counted by a
+// plan step (with the weights computed as they are read).
+template <class H, class A, class... W>
+dndarray<H, 1> bincount_of(A&& xs, const bincount_options& o, W&&... w) {
+  const auto x = host_eval(std::forward<A>(xs), "ember::bincount");
+  using X = std::remove_cvref_t<decltype(x)>;
+  using T = typename X::value_type;
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "ember::bincount: takes non-negative integers (cast with astype)");
-  static_assert(A::ndim_v == 1, "ember::bincount: takes a 1-D array");
-  const communicator& c = x.comm();
-  const bool distributed = x.layout().split() && c.size() > 1;
-  const std::int64_t len = bincount_length(x, distributed, o);
-  auto n = binned<H>(c, distributed, x.ldata(), w, x.lnumel(), len, [](double v) { return std::int64_t(v); });
-  return replicated_counts<H, 1>(n, c, {len});
+  static_assert(X::ndim_v == 1, "ember::bincount: takes a 1-D array");
+  const std::int64_t len = bincount_length(x, x.layout().split() && x.comm().size() > 1, o);
+  if constexpr (sizeof...(W) == 0) {
+    return ember::eval(expr::histogram_node<expr::node_t<const X&>, std::int64_t, expr::bincount_op>(expr::as_node(x), integer_spec(len)));
+  } else {
+    static const char* const names[] = {"x", "weights"};
+    auto n = bin_operands<1, true>("bincount", names, expr::as_node(x), bin_operand(std::forward<W>(w))...);
+    return ember::eval(expr::histogram_node<decltype(n), double, expr::bincount_op>(std::move(n), integer_spec(len)));
+  }
 }
 
 }  // namespace detail
@@ -545,16 +715,13 @@ dndarray<H, 1> bincount_of(const A& x, const Wt* w, const bincount_options& o) {
 // np.bincount(x, minlength=): counts of each non-negative integer in the 1-D x.
 template <array_like A>
 dndarray<std::int64_t, 1> bincount(A&& xs, const bincount_options& o = {}) {
-  return detail::bincount_of<std::int64_t>(detail::host_eval(std::forward<A>(xs), "ember::bincount"),
-                                           static_cast<const void*>(nullptr), o);
+  return detail::bincount_of<std::int64_t>(std::forward<A>(xs), o);
 }
 // np.bincount(x, weights, minlength=): the sum of the weights (x's shape) of
 // each value, float64.
 template <array_like A, array_like W>
 dndarray<double, 1> bincount(A&& xs, W&& weights, const bincount_options& o = {}) {
-  const auto x = detail::host_eval(std::forward<A>(xs), "ember::bincount");
-  const auto w = detail::aligned_to(x, detail::host_eval(std::forward<W>(weights), "ember::bincount"), "bincount", "weights");
-  return detail::bincount_of<double>(x, w.ldata(), o);
+  return detail::bincount_of<double>(std::forward<A>(xs), o, std::forward<W>(weights));
 }
 
 // np.digitize(x, bins, right=False): the bin index of every element (x's

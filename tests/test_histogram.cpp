@@ -408,3 +408,110 @@ TEST_CASE("weighted histograms and bincounts, densities", "[histogram]") {
     }
   REQUIRE(test::all_ranks(true));
 }
+
+// Weighted histograms, histogram2d and bincount are plan steps too: one fused
+// pass reading every operand (the weights an expression computed as it is
+// read, moved to the data's layout by a planned step when they lie elsewhere)
+// and one allreduce of the bins; predicted bytes == measured, values against
+// histogramdd's rule written out (searchsorted on the edges, the last edge in
+// the last bin), weights in quarters so every sum is exact.
+TEST_CASE("weighted histograms, histogram2d and bincount are plan steps", "[histogram][planner]") {
+  const int P = ember::world().size();
+  using K = ember::planner::step_kind;
+  std::mt19937_64 rng(83);
+  const std::int64_t rows = 37, cols = 5, n = rows * cols;
+  std::vector<double> x(static_cast<std::size_t>(n)), y(x.size()), w(x.size());
+  for (auto& v : x) v = double(rng() % 64) / 16.0 - 1.0;  // on the edges of 8 and of 4 bins over [-1, 3] often
+  for (auto& v : y) v = double(rng() % 40) / 8.0;
+  for (auto& v : w) v = double(rng() % 9) * 0.25 - 1.0;
+  auto bin = [](double v, double lo, double hi, std::int64_t bins) -> std::int64_t {  // histogramdd's rule
+    std::vector<double> e(std::size_t(bins + 1));
+    for (std::int64_t i = 0; i <= bins; ++i) e[std::size_t(i)] = lo + double(i) * ((hi - lo) / double(bins));
+    e.back() = hi;
+    if (!(v >= lo && v <= hi)) return -1;
+    if (v == hi) return bins - 1;
+    return std::int64_t(std::upper_bound(e.begin(), e.end(), v) - e.begin()) - 1;
+  };
+  auto mat = [&](const std::vector<double>& v, split_axis s) {
+    auto a = ember::array(std::span<const double>(v), std::array<std::int64_t, 2>{rows, cols}, {.split = s});
+    test::unbalance(a);
+    return a;
+  };
+  auto kinds = [](const ember::planner::plan& p, K k) {
+    int c = 0;
+    for (const auto& st : p.steps) c += st.kind == k;
+    return c;
+  };
+  for (auto sp : {split_axis{0}, split_axis{1}, split_axis{}})
+    for (auto wsp : {split_axis{0}, split_axis{}}) {
+      INFO("split " << (sp ? *sp : -1) << ", weights and y split " << (wsp ? *wsp : -1));
+      const auto xa = mat(x, sp), ya = mat(y, wsp), wa = mat(w, wsp);
+      const bool moved = !(sp == wsp) && P > 1;  // the weights' layout differs from the data's
+      // histogram with weights 2w - 0.5, computed as they are read
+      std::vector<double> hw(8, 0.0);
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (const auto k = bin(x[i], -1.0, 3.0, 8); k >= 0) hw[std::size_t(k)] += 2.0 * w[i] - 0.5;
+      auto h = ember::histogram_counts(xa, 8, {-1.0, 3.0}, wa * 2.0 - 0.5);
+      const auto p = ember::explain(h);
+      INFO(p.to_string());
+      REQUIRE(kinds(p, K::fused_kernel) == 1);
+      // the data and the weights in one layout: where they differ the cost model
+      // picks which moves (or replicates the data and needs no allreduce)
+      REQUIRE(kinds(p, K::allreduce) == ((sp && P > 1 && !moved) ? 1 : kinds(p, K::allreduce)));
+      REQUIRE(kinds(p, K::allreduce) <= 1);
+      REQUIRE(p.to_string().find("histogram(weighted(a0, sub(mul(a1, 2), 0.5)), bins=8") != std::string::npos);
+      if (!moved) REQUIRE(!ember::planner::is_move(p.steps.front().kind));
+      ember::dndarray<double, 1> hv = h;
+      REQUIRE(test::all_ranks(test::trace_exact()));
+      REQUIRE(!hv.layout().split());
+      REQUIRE(test::all_ranks(local_values(hv) == hw));
+      // histogram2d_counts: int64 counts of (x, y) over 4 x 5 bins
+      std::vector<std::int64_t> c2(20, 0);
+      std::vector<double> w2(20, 0.0);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const auto kx = bin(x[i], -1.0, 3.0, 4), ky = bin(y[i], 0.0, 4.0, 5);  // y up to 4.875: some outside
+        if (kx >= 0 && ky >= 0) ++c2[std::size_t(kx * 5 + ky)], w2[std::size_t(kx * 5 + ky)] += w[i];
+      }
+      auto h2 = ember::histogram2d_counts(xa, ya, {4, 5}, {{-1.0, 3.0}, {0.0, 4.0}});
+      const auto p2 = ember::explain(h2);
+      INFO(p2.to_string());
+      REQUIRE(p2.to_string().find("histogram2d(pair(a0, a1), xbins=4, xrange=(-1, 3), ybins=5") != std::string::npos);
+      REQUIRE(kinds(p2, K::fused_kernel) == 1);
+      ember::dndarray<std::int64_t, 2> c2a = h2;
+      REQUIRE(test::all_ranks(test::trace_exact()));
+      REQUIRE(c2a.layout().shape() == ember::index_vec{4, 5});
+      REQUIRE(test::all_ranks(local_values(c2a) == c2));
+      // with weights, and the eager spelling with a density
+      ember::dndarray<double, 2> w2a = ember::histogram2d_counts(xa, ya, {4, 5}, {{-1.0, 3.0}, {0.0, 4.0}}, wa);
+      REQUIRE(test::all_ranks(test::trace_exact()));
+      REQUIRE(test::all_ranks(local_values(w2a) == w2));
+      const auto r2 = ember::histogram2d<double>(xa, ya, {4, 5}, {.range = {{{-1.0, 3.0}, {0.0, 4.0}}}, .density = true});
+      double total = 0;
+      for (auto v : c2) total += double(v);
+      std::vector<double> d2(20);
+      for (std::size_t i = 0; i < 20; ++i) d2[i] = double(c2[i]) / (total * 1.0 * 0.8);
+      const auto got = local_values(r2.hist);
+      bool close = got.size() == 20;
+      for (std::size_t i = 0; close && i < 20; ++i) close = std::abs(got[i] - d2[i]) <= 1e-15 * std::abs(d2[i]);
+      REQUIRE(test::all_ranks(close));
+      REQUIRE(test::all_ranks(local_values(r2.xedges) == std::vector<double>{-1.0, 0.0, 1.0, 2.0, 3.0}));
+      // bincount through the plan (the weights computed as they are read)
+      std::vector<std::int64_t> lab(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) lab[i] = std::int64_t(x[i] * 4.0 + 4.0);  // 0 .. 15
+      std::vector<double> bw(16, 0.0);
+      for (std::size_t i = 0; i < x.size(); ++i) bw[std::size_t(lab[i])] += w[i] - 1.0;
+      const auto la = ivec(lab, sp ? split_axis{0} : split_axis{});
+      const auto b = ember::bincount(la, vec(w, wsp) - 1.0);
+      int kernels = 0, allreduces = 0;  // the counting pass and its allreduce were the last evaluation
+      for (const auto& t : ember::last_trace()) kernels += t.kind == K::fused_kernel, allreduces += t.kind == K::allreduce;
+      REQUIRE(kernels == 1);
+      REQUIRE(allreduces == ((sp && P > 1 && !moved) ? 1 : allreduces));
+      REQUIRE(allreduces <= 1);
+      REQUIRE(test::all_ranks(test::trace_exact()));
+      REQUIRE(test::all_ranks(local_values(b) == bw));
+      // NumPy's shape rule (no broadcasting of the weights), on every rank
+      REQUIRE_THROWS_AS(ember::histogram_counts(xa, 8, {-1.0, 3.0}, ember::sum(wa, 0)), ember::shape_error);
+      REQUIRE_THROWS_AS(ember::histogram2d_counts(xa, ember::sum(ya, 1), {4, 5}, {{-1.0, 3.0}, {0.0, 4.0}}), ember::shape_error);
+    }
+  REQUIRE(test::all_ranks(true));
+}
