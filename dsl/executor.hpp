@@ -294,6 +294,10 @@ class executor final : public executor_base {
         return;
       }
       if constexpr (requires { x.line_axis; }) {  // partition, median, quantile (sorting/), each line on the host
+        using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
+        if constexpr (std::remove_cvref_t<decltype(x)>::ndim == 1 && requires { x.opts.ranks_placed(); })
+          if (s.kind == planner::step_kind::distributed_partition)
+            return x.run_vector(*s.from, c_, static_cast<const V*>(in0), static_cast<T*>(out.ptr));
         x.run_lines(s.from->lshape(r), static_cast<const typename std::remove_cvref_t<decltype(x)>::operand_type*>(in0),
                     static_cast<T*>(out.ptr));
         return;

@@ -153,6 +153,7 @@ void lower(const X& x, lower_state& st, int id = 0) {
         n.axes = {x.line_axis};
         n.index_result = x.with_index;
         n.label = x.options_text();
+        n.ranks_selected = x.ranks_placed();  // a vector's partition: distributed along its split axis
       }
       if constexpr (requires { x.selects; }) {  // median, quantile over every axis
         n.kind = planner::node_kind::select;

@@ -8,18 +8,27 @@
 //   auto s = ember::bincount(labels, weights);            // float64 sums of the weights per label
 //   ember::dndarray<std::int64_t, 1> k = ember::digitize(x, {0.0, 0.5, 1.0});   // x's layout
 //   auto n = ember::histogram_counts(x * w, 100, {0.0, 1.0});   // lazy: a plan step
+//   auto m = ember::histogram_counts(x, 100, {0.0, 1.0}, 2.0 * w);  // lazy, weighted
+//   auto [h2, xe, ye] = ember::histogram2d(x, y, {8, 6}, {.range = {{{0.0, 1.0}, {0.0, 2.0}}}});
+//   auto k = ember::histogram2d_counts(x, y, {8, 6}, {{0.0, 1.0}, {0.0, 2.0}});   // lazy
 //   std::cout << ember::explain(n);                      // its fused pass and allreduce
 //
-// One pass over each rank's block and one allreduce of the counts (plus one of
+// One pass over each rank's block and one allreduce of the bins (plus one of
 // the minimum and maximum when the range is not given): the counts are exact
 // and NumPy's, bin by bin, including its edge rules (the last bin is closed,
 // values outside the range are dropped, a uniform histogram computes its bin
-// as NumPy's fast path does, then corrects it against the edges); weights
-// sum per bin in float64 in the same pass. The unweighted counts are a plan
-// step (histogram_counts: a reduction into counts per bin, its operand computed
-// as it is read); histogram() returns them with the edges, evaluated now.
-// Weighted histograms, histogram2d, bincount and digitize are evaluated now,
-// outside the planner.
+// as NumPy's fast path does, then corrects it against the edges; histogram2d
+// follows histogramdd, searchsorted on the edges); weights sum per bin in
+// float64 in the same pass. Every histogram is a plan step: a reduction node
+// (expr::histogram_node) into the bins whose operand is computed as it is
+// read; with weights, or histogram2d's x and y, the operands are one node
+// (op::bin_operands) the planner lays out as any elementwise group (an operand
+// lying elsewhere is moved by a planned step) and the kernel reads in step.
+// histogram_counts / histogram2d_counts are the lazy forms (a range is
+// required: without it the edges depend on the data); histogram(),
+// histogram2d() and bincount() return their results evaluated now (bincount's
+// length, max(x) + 1, takes one pass and one allreduce first).
+// digitize is evaluated now, outside the planner (one local pass, no communication).
 #pragma once
 
 #include <algorithm>

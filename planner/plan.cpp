@@ -69,6 +69,7 @@ const char* name(step_kind k) {
     case step_kind::local_sort: return "local_sort";
     case step_kind::local_select: return "local_select";
     case step_kind::distributed_select: return "distributed_select";
+    case step_kind::distributed_partition: return "distributed_partition";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -93,6 +94,7 @@ bool is_move(step_kind k) {
     case step_kind::local_sort:
     case step_kind::local_select:
     case step_kind::distributed_select:
+    case step_kind::distributed_partition:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -657,11 +659,27 @@ class planner_impl {
       const layout bal = layout::balanced(in_shape, k, P);
       if (k != axis && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
     }
+    // A vector's partition along its split axis (n.ranks_selected: the kth it
+    // places) is distributed: the pivots selected, one all-to-all (the result
+    // balanced), priced as its bound and the two passes that classify and place.
+    const bool distributed = R == 1 && n.ranks_selected > 0 && P > 1;
+    if (distributed) {
+      for (const layout& l : haves(a))
+        if (l.split()) ls.push_back(l);
+      const layout bal = layout::balanced(in_shape, 0, P);
+      if (std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
+    }
     for (const layout& l : ls) {
-      const layout out = n.shape == in_shape ? l : reduced_layout(l, n.shape, {axis}, false);
+      const bool along = distributed && l.split();
+      const layout out = along ? layout::balanced(in_shape, 0, P) : n.shape == in_shape ? l : reduced_layout(l, n.shape, {axis}, false);
       candidate cd{l, out};
       const auto [c, ch] = operand_cost(a, l);
       cd.cost = c + cm_.kappa * double(max_block_bytes(out, n.elem));
+      if (along) {
+        const auto t = partition_traffic(l, node(a).elem, n.index_result, n.ranks_selected);
+        cd.cost += 2 * cm_.kappa * double(max_block_bytes(l, node(a).elem)) + cm_.alpha * double(t.max_rank.messages) +
+                   cm_.beta * double(t.max_rank.bytes);
+      }
       cd.input_cost = c;
       cd.child_choice = {ch};
       cd.need = {l};
@@ -988,7 +1006,9 @@ class planner_impl {
     step s;
     s.kind = n.kind == node_kind::matmul ? step_kind::matmul
              : n.kind == node_kind::scan ? step_kind::scan
-             : n.kind == node_kind::lines ? step_kind::local_select
+             : n.kind == node_kind::lines
+                 ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::distributed_partition
+                                                                                             : step_kind::local_select)
              : n.kind == node_kind::select ? step_kind::distributed_select
              : n.kind == node_kind::sort
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
@@ -1011,6 +1031,12 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
       if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
+    } else if (s.kind == step_kind::distributed_partition) {
+      s.from = c.need[0];
+      s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
+      s.bound = true;
+      accumulate(s.traffic, partition_traffic(c.need[0], node(n.args[0]).elem, n.index_result, n.ranks_selected, true).per_rank,
+                 per_rank_);
     } else if (s.kind == step_kind::distributed_select) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + (n.label.empty() ? "" : ", " + n.label) + ")";

@@ -64,6 +64,8 @@ enum class step_kind {
   local_sort,    // sort/argsort along a local axis: each rank sorts its lines, nothing is sent
   local_select,  // partition, median, quantile along a local axis: each rank selects within its lines, nothing is sent
   distributed_select,  // median, quantile over every axis: rounds of splitter counting over the blocks (a bound)
+  distributed_partition,  // partition/argpartition of a split vector: the pivots selected, one all-to-all
+                          // places every element; the result balanced (a bound)
   to_host,       // GPU arrays: copies a value's local block from device to host memory (no network traffic)
   to_device,     // and from host to device memory
 };

@@ -239,4 +239,21 @@ traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std:
   return acc.s;
 }
 
+traffic_summary partition_traffic(const layout& l, std::int64_t value_elem, bool with_index, std::int64_t ranks,
+                                  bool per_rank) {
+  const int P = l.nranks();
+  accumulator acc = rank_accumulator(P, per_rank);
+  if (!l.split() || P == 1) return acc.s;  // each rank partitions its copy
+  const auto sel = selection_traffic(l, value_elem, ranks, true);
+  const std::int64_t E = value_elem + (with_index ? 8 : 0);
+  const auto& e = l.extents();
+  for (int r = 0; r < P; ++r) {
+    traffic t = model::allreduce(8, P) + sel.per_rank[std::size_t(r)];          // the NaN count, the pivots
+    t += model::allgather((2 * ranks + 2) * 8, P);                             // the class counts
+    t += {e[std::size_t(r)] * E, std::min<std::int64_t>(P - 1, e[std::size_t(r)]) * (with_index ? 2 : 1)};  // values, indices apart
+    acc.add(r, t);
+  }
+  return acc.s;
+}
+
 }  // namespace ember::planner

@@ -55,5 +55,12 @@ traffic_summary sample_sort_traffic(const layout& l, std::int64_t value_elem, bo
 // round per byte of the value and the final gather of at most
 // selection::gather_below candidates (nothing when `l` is replicated or P = 1).
 traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std::int64_t ranks, bool per_rank = false);
+// Upper bound of the traffic of a distributed partition (sorting/partition.hpp)
+// of the split vector laid out as `l` around `ranks` kth: the NaN count, the
+// pivots' selection, one allgather of the class counts (2 ranks + 2 a rank),
+// one all-to-all of the values (with their int64 global indices for
+// argpartition) that sends at most each rank's block.
+traffic_summary partition_traffic(const layout& l, std::int64_t value_elem, bool with_index, std::int64_t ranks,
+                                  bool per_rank = false);
 
 }  // namespace ember::planner

@@ -47,11 +47,23 @@ struct line_node : node_base {
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }
   std::string options_text() const { return opts.text(); }
+  // The ranks a distributed operation over a split vector places (partition's
+  // kth; the planner's bound), or 0: the operation runs on local lines only.
+  std::int64_t ranks_placed() const {
+    if constexpr (requires { opts.ranks_placed(); })
+      return ndim == 1 ? std::int64_t(opts.ranks_placed()) : 0;
+    else
+      return 0;
+  }
   std::uint64_t plan_key() const { return opts.key(); }
   // this rank's block of the operand (local shape `lshape`, the axis whole) into
   // its block of the result
   void run_lines(const index_vec& lshape, const operand_type* in, value_type* out) const {
     opts.run(lshape, line_axis, in, out);
+  }
+  // a vector split along the axis (laid out as `l`) into this rank's block of the balanced result
+  void run_vector(const layout& l, const communicator& c, const operand_type* in, value_type* out) const {
+    opts.run_vector(l, c, in, out);
   }
 };
 

@@ -74,39 +74,6 @@ struct node_traits<sort_node<WithIndex, A>> {
 
 namespace detail {
 
-// The frame partition and argpartition (evaluated now, not plan steps) use: an N-D array
-// along its split axis is resplit along another axis first (the axis made
-// local); the result (values, or with WithIndex the int64 indices) is laid out
-// as the input, balanced for a split vector; `vector_fn(l, comm, in, out,
-// index_out)` reorders a split vector, `local_fn(lshape, axis, in, out,
-// index_out)` the lines of each block.
-template <bool WithIndex, class T, int N, class VectorFn, class LocalFn>
-std::conditional_t<WithIndex, dndarray<std::int64_t, N>, dndarray<T, N>> reordered_along(const dndarray<T, N>& x, int axis,
-                                                                                        const char* what, VectorFn vector_fn,
-                                                                                        LocalFn local_fn) {
-  require_host(x.device(), what);
-  const int ax = normalized_axis(axis, N, what + 7);  // (the name without "ember::")
-  const communicator& c = x.comm();
-  const layout& l = x.layout();
-  const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
-  if constexpr (N > 1) {
-    if (along_split)
-      return reordered_along<WithIndex>(ember::resplit(x, ax == 0 ? 1 : 0), ax, what, vector_fn, local_fn);  // the axis made local
-  }
-  const layout out_l = along_split ? layout::balanced(l.shape(), 0, c.size()) : l;
-  dndarray<T, N> v(out_l, c);
-  dndarray<std::int64_t, N> idx;
-  std::int64_t* ip = nullptr;
-  if constexpr (WithIndex) {
-    idx = dndarray<std::int64_t, N>(out_l, c);
-    ip = idx.ldata();
-  }
-  if (along_split) vector_fn(l, c, x.ldata(), v.ldata(), ip);
-  else local_fn(l.lshape(c.rank()), ax, x.ldata(), v.ldata(), ip);
-  if constexpr (WithIndex) return idx;
-  else return v;
-}
-
 template <bool WithIndex, array_like A>
 auto make_sort(A&& a, int axis, const sort_options& o) {
   static_assert(expr::node_t<A>::ndim >= 1, "ember::sort/argsort: needs an array of at least one axis");

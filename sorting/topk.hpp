@@ -16,11 +16,13 @@
 // partition in their global order (NumPy leaves that order unspecified); along
 // a local axis it is std::nth_element's.
 //
-// partition and argpartition of an array of two or more axes are nodes of the
-// expression and steps of the plan (local_select, sorting/line_op.hpp: along
-// its split axis the planner resplits the operand first, a planned move); of a
-// vector, and topk, they are evaluated now, outside the planner (the
-// distributed selection's rounds depend on the data and have no bound yet).
+// partition and argpartition are nodes of the expression and steps of the plan
+// (sorting/line_op.hpp): along a local axis `local_select`; a vector along its
+// split axis `distributed_partition` (its traffic a bound: the selection's
+// rounds and the all-to-all; the result balanced); an array of more axes along
+// its split axis has its operand resplit first, a planned move. topk is
+// evaluated now, outside the planner (it returns two arrays; the selection it
+// uses has a bound, so it can become a step).
 #pragma once
 
 #include <cstdint>
@@ -75,17 +77,6 @@ inline std::vector<std::int64_t> normalized_kth(std::vector<std::int64_t> kth, s
   return kth;
 }
 
-template <bool WithIndex, class T, int N>
-auto partition_array(const dndarray<T, N>& x, std::vector<std::int64_t> kth, int axis, const char* what) {
-  const int ax = normalized_axis(axis, N, what + 7);  // (the name without "ember::")
-  const index_vec& shape = x.layout().shape();
-  kth = normalized_kth(std::move(kth), shape[std::size_t(ax)], ax, shape, what);
-  return reordered_along<WithIndex>(
-      x, ax, what,
-      [&](const layout& l, const communicator& c, const T* in, T* out, std::int64_t* ip) { partition_vector<T>(l, c, in, out, ip, kth); },
-      [&](const index_vec& ls, int a, const T* in, T* out, std::int64_t* ip) { partition_local<T>(ls, a, in, out, ip, kth); });
-}
-
 // partition/argpartition along an axis, as a line operation (sorting/line_op.hpp).
 template <bool WithIndex>
 struct partition_line_op {
@@ -118,6 +109,17 @@ struct partition_line_op {
       partition_local<T>(ls, axis, in, out, nullptr, kth);
     }
   }
+  // a split vector (sorting/partition.hpp): distributed, the result balanced
+  std::size_t ranks_placed() const { return kth.size(); }
+  template <class T>
+  void run_vector(const layout& l, const communicator& c, const T* in, result<T>* out) const {
+    if constexpr (WithIndex) {
+      std::vector<T> values(static_cast<std::size_t>(layout::balanced(l.shape(), 0, c.size()).local_size(c.rank())));
+      partition_vector<T>(l, c, in, values.data(), out, kth);
+    } else {
+      partition_vector<T>(l, c, in, out, nullptr, kth);
+    }
+  }
 };
 
 template <bool WithIndex, class A>
@@ -126,11 +128,8 @@ auto make_partition(A&& a, std::vector<std::int64_t> kth, int axis, const char* 
   constexpr int N = expr::node_t<A>::ndim;
   static_assert(N >= 1, "ember: partition needs an array of at least one axis");
   static_assert(!is_complex_v<T>, "ember: partition takes real numbers (NumPy orders complex lexicographically; not here yet)");
-  if constexpr (N >= 2) {
-    return make_line_node(std::forward<A>(a), axis, partition_line_op<WithIndex>{std::move(kth)});
-  } else {
-    return partition_array<WithIndex>(sortable_eval(std::forward<A>(a), what), std::move(kth), axis, what);
-  }
+  (void)what;
+  return make_line_node(std::forward<A>(a), axis, partition_line_op<WithIndex>{std::move(kth)});
 }
 
 template <class T, int N>
@@ -163,7 +162,7 @@ topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, 
 
 // np.partition(a, kth, axis=-1): the element at position kth is the one a sort
 // puts there; every element before it is not larger, every one after not smaller.
-// (A vector's result is evaluated now; an array's of more axes is a node.)
+// A node: assign or eval it.
 template <array_like A>
 auto partition(A&& a, std::int64_t kth, int axis = -1) {
   return detail::make_partition<false>(std::forward<A>(a), {kth}, axis, "ember::partition");

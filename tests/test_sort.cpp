@@ -334,8 +334,18 @@ void check_partition(const std::vector<T>& g, split_axis sp, bool uneven, const 
   for (auto k : kth_in) kth.push_back(k < 0 ? k + n : k);
   auto sorted = g;
   std::stable_sort(sorted.begin(), sorted.end(), less_nan_last<T>);
-  const auto p = ember::partition(x, kth_in);
-  const auto i = ember::argpartition(x, kth_in);
+  // a plan step: distributed_partition along the split axis (its traffic a
+  // bound, within it), each rank's copy partitioned when replicated
+  const bool distributed = sp && ember::world().size() > 1;
+  const auto plan = ember::explain(ember::argpartition(x, kth_in));
+  REQUIRE(plan.steps.size() == 1);
+  REQUIRE(plan.steps[0].kind == (distributed ? ember::planner::step_kind::distributed_partition
+                                             : ember::planner::step_kind::local_select));
+  REQUIRE(plan.steps[0].bound == distributed);
+  const ember::dndarray<T, 1> p = ember::partition(x, kth_in);
+  REQUIRE(test::all_ranks(trace_within()));
+  const ember::dndarray<std::int64_t, 1> i = ember::argpartition(x, kth_in);
+  REQUIRE(test::all_ranks(trace_within()));
   const auto pg = test::gathered(p);
   const auto ig = test::gathered(i);
   std::vector<T> at_i;
@@ -346,7 +356,7 @@ void check_partition(const std::vector<T>& g, split_axis sp, bool uneven, const 
     if (perm) seen[std::size_t(k)] = true, at_i.push_back(g[std::size_t(k)]);
   }
   REQUIRE(test::all_ranks(perm && partitioned(pg, sorted, kth) && partitioned(at_i, sorted, kth)));
-  if (sp && ember::world().size() > 1) {  // distributed: exactly the stable class order
+  if (distributed) {  // distributed: exactly the stable class order
     REQUIRE(p.is_balanced());
     const auto want = class_order(g, sorted, kth);
     std::vector<T> wv;
