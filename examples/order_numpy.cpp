@@ -23,6 +23,8 @@
 //   w = np.cumsum(x * x - 0.5, axis=0)        # the operand computed as the scan reads it
 //   ci = np.cumulative_sum(x, axis=0, include_initial=True)   # NumPy 2: a row of zeros first
 //   hc = np.histogram(x * 2, 16, range=(-4, 4))[0]            # a plan step: fused pass + allreduce
+//   hw = np.histogram(x[:, 0], 12, range=(-3, 3), weights=x[:, 1] ** 2)[0]     # weights computed as read
+//   h2, xe, ye = np.histogram2d(x[:, 0], x[:, 1], [8, 5], range=[[-2, 2], [-1, 3]], density=True, weights=x[:, 2] + 4)
 //   pr = np.percentile(x, 30, axis=0, method="midpoint"); pa = np.partition(x, 2, axis=0)
 //
 //   mpirun -n 3 build/examples/order_numpy in.npy out_dir
@@ -86,6 +88,11 @@ int main(int argc, char** argv) {
   save("w", em::cumsum(x * x - 0.5, 0));
   save("ci", em::cumulative_sum(x, 0, {.include_initial = true}));
   save("hc", em::histogram_counts(x * 2.0, 16, {-4.0, 4.0}));
+  save("hw", em::histogram_counts(x(em::all, 0), 12, {-3.0, 3.0}, x(em::all, 1) * x(em::all, 1)));
+  auto h2 = em::histogram2d(x(em::all, 0), x(em::all, 1), {8, 5}, {.range = {{{-2.0, 2.0}, {-1.0, 3.0}}}, .density = true},
+                            x(em::all, 2) + 4.0);
+  save("h2", h2.hist);
+  save("ye", h2.yedges);
   save("pr", em::percentile(x, 30.0, 0, {.method = M::midpoint}));
   save("pa", em::partition(x, 2, 0));
   // complex: lexicographic, ties in the real part decided by the imaginary part
@@ -152,6 +159,9 @@ int main(int argc, char** argv) {
 // ci = got("ci", np.zeros((m + 1, n))); assert (ci[0] == 0).all(), "ci: no initial row"
 // assert np.allclose(ci[1:], np.cumsum(x, axis=0), rtol=1e-12, atol=1e-12), "ci differs"
 // same("hc", np.histogram(x * 2, 16, range=(-4, 4))[0])
+// close("hw", np.histogram(x[:, 0], 12, range=(-3, 3), weights=x[:, 1] ** 2)[0])
+// h2, xe, ye = np.histogram2d(x[:, 0], x[:, 1], [8, 5], range=[[-2, 2], [-1, 3]], density=True, weights=x[:, 2] + 4)
+// close("h2", h2); same("ye", ye)
 // same("pr", np.percentile(x, 30, axis=0, method="midpoint"))
 // pa = got("pa", x); sx = np.sort(x, axis=0)
 // assert np.array_equal(np.sort(pa, axis=0), sx) and (pa[2] == sx[2]).all(), "pa: not a partition"
