@@ -35,10 +35,12 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -116,38 +118,15 @@ inline std::pair<double, double> given_range(std::pair<double, double> r, const 
   return {lo, hi};
 }
 
-// The outer edges: the given range, or the data's minimum and maximum (one
-// allreduce); NumPy's rules for an empty or constant array.
-template <class T>
-std::pair<double, double> outer_edges(const communicator& c, const T* p, std::int64_t n, bool distributed,
-                                      const histogram_options& o, const char* what) {
-  double lo, hi;
-  if (o.range) {
-    return given_range(*o.range, what);
-  } else {
-    double mm[2] = {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
-    bool nan = false;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const double v = double(p[i]);
-      nan = nan || v != v;
-      mm[0] = std::min(mm[0], v);
-      mm[1] = std::max(mm[1], v);
-    }
-    if (nan) mm[0] = mm[1] = std::numeric_limits<double>::quiet_NaN();
-    double neg[2] = {-mm[0], mm[1]};  // one max-allreduce for both (NaN propagates)
-    if (distributed) c.allreduce(neg, 2, reduce_op::max);
-    lo = -neg[0];
-    hi = neg[1];
-    const std::int64_t total = distributed ? c.allreduce(n, reduce_op::sum) : n;
-    if (total == 0) lo = 0, hi = 1;  // NumPy's range for no data
-    else if (!std::isfinite(lo) || !std::isfinite(hi))
-      throw value_error(std::string("ember::") + what + ": autodetected range of [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "] is not finite");
-  }
-  if (lo == hi) {
-    lo -= 0.5;
-    hi += 0.5;
-  }
+// NumPy's outer edges of an autodetected range from the data's global minimum
+// and maximum and its element count: [0, 1] for no data, a constant array
+// widened by 0.5 each way, a NaN or infinite extreme refused.
+inline std::pair<double, double> autodetected_range(double lo, double hi, std::int64_t total, const char* what) {
+  if (total == 0) return {0.0, 1.0};
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    throw value_error(std::string("ember::") + what + ": autodetected range of [" + std::to_string(lo) + ", " +
+                      std::to_string(hi) + "] is not finite");
+  if (lo == hi) return {lo - 0.5, hi + 0.5};
   return {lo, hi};
 }
 
@@ -519,13 +498,46 @@ basic_histogram_result<H> planned_histogram(const Node& n, bool density) {
   auto [h, c] = planned_bins<H>(n);
   return histogram_of<H>(std::move(h), n.spec->edges, density, c);
 }
-// The edges of a histogram over `bins` uniform bins: the given range, or the data's (one allreduce).
-template <class X>
-std::shared_ptr<const bin_spec> data_spec(const X& x, std::int64_t bins, const histogram_options& o, const char* what) {
-  if (bins < 1) throw value_error(std::string("ember::") + what + ": `bins` must be positive, got " + std::to_string(bins));
-  const communicator& c = x.comm();
-  const auto [lo, hi] = outer_edges(c, x.ldata(), x.lnumel(), x.layout().split() && c.size() > 1, o, what);
-  return uniform_spec(bins, lo, hi);
+// Uniform bins over each array's own range, bins[i] for xs[i]: one pass over
+// each block and one max-allreduce of every array's (-min, max) together (NaN
+// propagates: a NaN value makes both NaN); the counts come from the layouts.
+template <class... X>
+std::array<std::shared_ptr<const bin_spec>, sizeof...(X)> data_specs(const char* what,
+                                                                      std::array<std::int64_t, sizeof...(X)> bins,
+                                                                      const X&... xs) {
+  for (auto b : bins)
+    if (b < 1) throw value_error(std::string("ember::") + what + ": `bins` must be positive, got " + std::to_string(b));
+  std::array<double, 2 * sizeof...(X)> mm;
+  bool distributed = false;
+  std::size_t k = 0;
+  (
+      [&](const auto& x) {
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        bool nan = false;
+        for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) {
+          const double v = double(x.ldata()[i]);
+          nan = nan || v != v;
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+        if (nan) lo = hi = std::numeric_limits<double>::quiet_NaN();
+        mm[k++] = -lo;
+        mm[k++] = hi;
+        distributed = distributed || (x.layout().split() && x.comm().size() > 1);
+      }(xs),
+      ...);
+  const communicator& c = std::get<0>(std::forward_as_tuple(xs...)).comm();
+  if (distributed) c.allreduce(mm.data(), std::int64_t(mm.size()), reduce_op::max);
+  std::array<std::shared_ptr<const bin_spec>, sizeof...(X)> r;
+  k = 0;
+  (
+      [&](const auto& x) {
+        const auto [lo, hi] = autodetected_range(-mm[2 * k], mm[2 * k + 1], x.layout().numel(), what);
+        r[k] = uniform_spec(bins[k], lo, hi);
+        ++k;
+      }(xs),
+      ...);
+  return r;
 }
 
 }  // namespace detail
@@ -590,7 +602,7 @@ basic_histogram_result<H> histogram(A&& a, std::int64_t bins = 10, const histogr
                                         o.density);
   }
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
-  return detail::planned_histogram<H>(detail::make_histogram_node(x, detail::data_spec(x, bins, o, "histogram")), o.density);
+  return detail::planned_histogram<H>(detail::make_histogram_node(x, detail::data_specs("histogram", {bins}, x)[0]), o.density);
 }
 // np.histogram(a, bins=edges): explicit, monotonically increasing edges.
 template <class H = std::int64_t, array_like A>
@@ -612,7 +624,7 @@ basic_histogram_result<double> histogram(A&& a, std::int64_t bins, const histogr
   }
   const auto x = detail::host_eval(std::forward<A>(a), "ember::histogram");
   return detail::planned_histogram<double>(
-      detail::make_weighted_node(x, std::forward<W>(weights), detail::data_spec(x, bins, o, "histogram"), "histogram"), o.density);
+      detail::make_weighted_node(x, std::forward<W>(weights), detail::data_specs("histogram", {bins}, x)[0], "histogram"), o.density);
 }
 template <array_like A, array_like W>
 basic_histogram_result<double> histogram(A&& a, const std::vector<double>& edges, const histogram_options& o,
@@ -643,8 +655,9 @@ basic_histogram2d_result<H> histogram2d_of(X&& xs, Y&& ys, std::array<std::int64
     if (y.layout().shape() != x.layout().shape())  // (before the ranges' allreduces: on every rank)
       throw shape_error("ember::histogram2d: y of shape " + shape_str(y.layout().shape()) + " must have the shape of x, " +
                         shape_str(x.layout().shape()));
-    sx = data_spec(x, bins[0], {}, "histogram2d");
-    sy = data_spec(y, bins[1], {}, "histogram2d");
+    const auto specs = data_specs("histogram2d", bins, x, y);  // (one allreduce for both)
+    sx = specs[0];
+    sy = specs[1];
     hc = planned_bins<H>(make_histogram2d_node<H>(x, y, sx, sy, std::forward<W>(w)...));
   }
   auto& [h, c] = hc;

@@ -123,12 +123,11 @@ struct partition_line_op {
 };
 
 template <bool WithIndex, class A>
-auto make_partition(A&& a, std::vector<std::int64_t> kth, int axis, const char* what) {
+auto make_partition(A&& a, std::vector<std::int64_t> kth, int axis) {
   using T = typename expr::node_t<A>::value_type;
   constexpr int N = expr::node_t<A>::ndim;
   static_assert(N >= 1, "ember: partition needs an array of at least one axis");
   static_assert(!is_complex_v<T>, "ember: partition takes real numbers (NumPy orders complex lexicographically; not here yet)");
-  (void)what;
   return make_line_node(std::forward<A>(a), axis, partition_line_op<WithIndex>{std::move(kth)});
 }
 
@@ -165,22 +164,22 @@ topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, 
 // A node: assign or eval it.
 template <array_like A>
 auto partition(A&& a, std::int64_t kth, int axis = -1) {
-  return detail::make_partition<false>(std::forward<A>(a), {kth}, axis, "ember::partition");
+  return detail::make_partition<false>(std::forward<A>(a), {kth}, axis);
 }
 // np.partition(a, [k0, k1, ...], axis=-1): every kth in its sorted place at once.
 template <array_like A>
 auto partition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
-  return detail::make_partition<false>(std::forward<A>(a), kth, axis, "ember::partition");
+  return detail::make_partition<false>(std::forward<A>(a), kth, axis);
 }
 // np.argpartition: the int64 indices along `axis` (global for a split vector)
 // that partition `a`.
 template <array_like A>
 auto argpartition(A&& a, std::int64_t kth, int axis = -1) {
-  return detail::make_partition<true>(std::forward<A>(a), {kth}, axis, "ember::argpartition");
+  return detail::make_partition<true>(std::forward<A>(a), {kth}, axis);
 }
 template <array_like A>
 auto argpartition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
-  return detail::make_partition<true>(std::forward<A>(a), kth, axis, "ember::argpartition");
+  return detail::make_partition<true>(std::forward<A>(a), kth, axis);
 }
 
 // The k largest elements along `axis` (or the k smallest: {.largest = false}),
