@@ -250,7 +250,7 @@ planner::plan explain(const E& e, const eval_options& o = {}) {
   detail::lower_state st;
   detail::lower(e, st);
   st.g.nranks = c.size();
-  st.g.device_kernels = detail::device_kernels_v<Code>;
+  st.g.device_kernels = detail::device_kernels_v<Code> && !expr::has_op_state_v<E>;
   return planner::make_plan(st.g, detail::target_layout(e, c, o), c.size() <= 4096);
 }
 
@@ -263,7 +263,7 @@ planner::plan plan_for(const E& e, int nranks, const eval_options& o = {}) {
   st.rebalance_for = nranks;
   detail::lower(e, st);
   st.g.nranks = nranks;
-  st.g.device_kernels = detail::device_kernels_v<Code>;
+  st.g.device_kernels = detail::device_kernels_v<Code> && !expr::has_op_state_v<E>;
   std::optional<layout> target;
   if (o.split.given) {
     if (o.split.axis) check_axis(*o.split.axis, int(e.shape().size()), "plan_for");

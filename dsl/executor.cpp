@@ -80,7 +80,8 @@ std::shared_ptr<void> executor_base::run(std::shared_ptr<void> dest, const view_
         case planner::step_kind::local_sort:
         case planner::step_kind::local_select:
         case planner::step_kind::distributed_select:
-        case planner::step_kind::distributed_partition: run_op(s); break;
+        case planner::step_kind::distributed_partition:
+        case planner::step_kind::distributed_topk: run_op(s); break;
         case planner::step_kind::to_host:
         case planner::step_kind::to_device: run_copy(s); break;
         case planner::step_kind::realign:

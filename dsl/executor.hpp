@@ -246,7 +246,7 @@ class executor final : public executor_base {
     auto& out = output(s.output, sp.count() * std::int64_t(sizeof(T)), dest_safe(s, false), s.on == device_kind::cpu);
     auto ev = kernel::make_eval<MR>(x, s.node, ctx, sp);
     if (s.on == device_kind::gpu) {
-      if constexpr (device_kernels_v<Code>) device_ops<Code>::template elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
+      if constexpr (device_kernels_v<Code> && !expr::has_op_state_v<X>) device_ops<Code>::template elementwise<MR>(ev, static_cast<T*>(out.ptr), sp);
       else throw_no_device_kernels(s);
       return;
     }
@@ -296,7 +296,7 @@ class executor final : public executor_base {
       if constexpr (requires { x.line_axis; }) {  // partition, median, quantile (sorting/), each line on the host
         using V = typename std::remove_cvref_t<decltype(x)>::operand_type;
         if constexpr (std::remove_cvref_t<decltype(x)>::ndim == 1 && requires { x.opts.ranks_placed(); })
-          if (s.kind == planner::step_kind::distributed_partition)
+          if (s.kind == planner::step_kind::distributed_partition || s.kind == planner::step_kind::distributed_topk)
             return x.run_vector(*s.from, c_, static_cast<const V*>(in0), static_cast<T*>(out.ptr));
         x.run_lines(s.from->lshape(r), static_cast<const typename std::remove_cvref_t<decltype(x)>::operand_type*>(in0),
                     static_cast<T*>(out.ptr));
@@ -450,7 +450,7 @@ class executor final : public executor_base {
     auto ev = kernel::make_eval<MR>(r.arg, s.node + 1, ctx, sp);
     auto& out = output(s.output, nout * std::int64_t(sizeof(T)), dest_safe(s, true));
     if (s.on == device_kind::gpu) {
-      if constexpr (device_kernels_v<Code> && !op::is_arg_reduction_v<Op>)
+      if constexpr (device_kernels_v<Code> && !op::is_arg_reduction_v<Op> && !expr::has_op_state_v<A>)
         device_ops<Code>::template reduce<Op, MR>(ev, static_cast<T*>(out.ptr), sp, red);
       else
         throw_no_device_kernels(s);

@@ -110,9 +110,15 @@ struct elementwise : node_base {
   static constexpr int node_count = 1 + (A::node_count + ...);
   hana::tuple<A...> args;
   dims shape_;
+  // Most ops are empty types; an op with state (a lookup's sorted table,
+  // sorting/lookup.hpp) is kept here and copied into the kernel's evaluator.
+  [[no_unique_address]] Op op_{};
   static Op op_tag() { return {}; }
-  explicit elementwise(A... a) : args(std::move(a)...) {
-    shape_ = hana::fold_left(args, dims{}, [](dims s, const auto& x) {
+  const Op& op() const { return op_; }
+  explicit elementwise(A... a) : args(std::move(a)...) { shape_ = broadcast_all(); }
+  elementwise(Op op, A... a) : args(std::move(a)...), op_(std::move(op)) { shape_ = broadcast_all(); }
+  dims broadcast_all() const {
+    return hana::fold_left(args, dims{}, [](dims s, const auto& x) {
       return broadcast_shapes(s, x.shape_dims(), Op::name);
     });
   }

@@ -131,6 +131,7 @@ struct elementwise_eval {
   // (Children through hana::at_c and index sequences: hana's algorithms are
   // function objects, which device code cannot call; at_c is a constexpr function.)
   hana::tuple<E...> e;
+  [[no_unique_address]] Op op;  // empty but for ops with state (a lookup's table)
   using ids = std::index_sequence_for<E...>;
   EMBER_HD void start(const std::int64_t* idx, int outer) { start_each(idx, outer, ids{}); }
   template <bool C>
@@ -144,7 +145,7 @@ struct elementwise_eval {
   }
   template <bool C, std::size_t... I>
   EMBER_HD R at_each(std::int64_t j, std::index_sequence<I...>) const {
-    return Op::template apply<R>(hana::at_c<I>(e).template at<C>(j)...);
+    return op.template apply<R>(hana::at_c<I>(e).template at<C>(j)...);
   }
   template <std::size_t... I>
   EMBER_HD bool contiguous_each(std::index_sequence<I...>) const {
@@ -256,7 +257,7 @@ auto make_eval(const X& x, int id, const context& ctx, const space<MR>& sp) {
     constexpr auto off = expr::child_offsets<X>();
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return elementwise_eval<decltype(x.op_tag()), T, decltype(make_eval<MR>(expr::child<I>(x), 0, ctx, sp))...>{
-          hana::make_tuple(make_eval<MR>(expr::child<I>(x), id + off[I], ctx, sp)...)};
+          hana::make_tuple(make_eval<MR>(expr::child<I>(x), id + off[I], ctx, sp)...), x.op()};
     }(std::make_index_sequence<off.size()>{});
   }
 }

@@ -173,6 +173,7 @@ void lower(const X& x, lower_state& st, int id = 0) {
       static_assert(kind == K::elementwise);
       n.kind = planner::node_kind::elementwise;
       n.op = std::string(decltype(x.op_tag())::name);
+      if constexpr (requires { x.op().text(); }) n.label = x.op().text();  // an op with state: its table
     }
   }
   // (children after the node itself: emplace_back may move the nodes)
@@ -234,6 +235,7 @@ void fingerprint_of(const X& x, fingerprint& f) {
       f.add(0x5047 + std::uint64_t(x.sort_axis) * 4 + std::uint64_t(x.opts.stable) * 2 + std::uint64_t(x.opts.descending));
     if constexpr (requires { x.line_axis; }) f.add(0x11e5 + std::uint64_t(x.line_axis) + x.plan_key());
     if constexpr (requires { x.selects; }) f.add(0x5e1ec7 + x.plan_key());
+    if constexpr (requires { x.op().key(); }) f.add(0x10c4 + x.op().key());  // what EXPLAIN shows of an op's state
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
   }
   expr::for_each_child(x, 0, [&](const auto& a, int) { fingerprint_of(a, f); });

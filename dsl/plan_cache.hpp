@@ -89,7 +89,7 @@ std::shared_ptr<cached_plan> plan_cached(const E& e, const communicator& c, cons
   st.scalar_values = false;
   lower(e, st);
   st.g.nranks = c.size();
-  st.g.device_kernels = device_kernels_v<Code>;
+  st.g.device_kernels = device_kernels_v<Code> && !expr::has_op_state_v<E>;
   cp->g = std::move(st.g);
   cp->views.resize(cp->g.nodes.size());
   expr::for_each_leaf(e, 0, [&](const auto& l, int id) {

@@ -153,6 +153,25 @@ void visit_step_operand(const X& x, int id, int target, F&& f) {
   });
 }
 
+// Whether an op in x's tree carries state (an elementwise lookup's sorted
+// table, sorting/lookup.hpp: host memory). Such expressions get no GPU kernels:
+// their kernels run on the host (the plan copies GPU operands there).
+template <class X>
+constexpr bool has_op_state() {
+  using D = std::remove_cvref_t<X>;
+  if constexpr (kind_of<D> == node_class::scalar || kind_of<D> == node_class::leaf) {
+    return false;
+  } else {
+    bool own = false;
+    if constexpr (kind_of<D> == node_class::elementwise) own = !std::is_empty_v<decltype(D::op_tag())>;
+    return own || []<std::size_t... I>(std::index_sequence<I...>) {
+      return (has_op_state<decltype(child<I>(std::declval<const D&>()))>() || ... || false);
+    }(std::make_index_sequence<child_count_v<D>>{});
+  }
+}
+template <class X>
+inline constexpr bool has_op_state_v = has_op_state<X>();
+
 // Kind predicates for visit_node.
 template <node_class K>
 struct is_kind {

@@ -26,6 +26,9 @@
 //   hw = np.histogram(x[:, 0], 12, range=(-3, 3), weights=x[:, 1] ** 2)[0]     # weights computed as read
 //   h2, xe, ye = np.histogram2d(x[:, 0], x[:, 1], [8, 5], range=[[-2, 2], [-1, 3]], density=True, weights=x[:, 2] + 4)
 //   pr = np.percentile(x, 30, axis=0, method="midpoint"); pa = np.partition(x, 2, axis=0)
+//   dg = np.digitize(x * 2, [-2, -1, 0, 0, 1, 2]) * 10 + np.digitize(x, [1, 0, -1], right=True)  # lookups, one pass
+//   ii = np.isin(np.floor(x * 2), [-3, 0, 1, 4]) & (x > 0)
+//   ss = np.searchsorted(np.sort(x[:, 0]), x + 0.25, side="right")   # a split sorted vector, gathered once
 //
 //   mpirun -n 3 build/examples/order_numpy in.npy out_dir
 //   python3 -c "$(sed -n '/^\/\/ CHECK/,$p' examples/order_numpy.cpp | cut -c4- | tail -n +2)" in.npy out_dir
@@ -95,6 +98,10 @@ int main(int argc, char** argv) {
   save("ye", h2.yedges);
   save("pr", em::percentile(x, 30.0, 0, {.method = M::midpoint}));
   save("pa", em::partition(x, 2, 0));
+  save("dg", em::digitize(x * 2.0, {-2.0, -1.0, 0.0, 0.0, 1.0, 2.0}) * 10 + em::digitize(x, {1.0, 0.0, -1.0}, true));
+  const std::vector<double> wanted{-3.0, 0.0, 1.0, 4.0};
+  save("ii", em::isin(em::floor(x * 2.0), em::array(wanted)) & (x > 0.0));
+  save("ss", em::searchsorted(em::sort(x(em::all, 0)), x + 0.25, {.right = true}));
   // complex: lexicographic, ties in the real part decided by the imaginary part
   em::dndarray<std::complex<double>, 1> z = em::floor(x(em::all, 0)) + std::complex<double>(0.0, 1.0) * x(em::all, 1);
   save("zs", em::sort(z));
@@ -166,3 +173,6 @@ int main(int argc, char** argv) {
 // pa = got("pa", x); sx = np.sort(x, axis=0)
 // assert np.array_equal(np.sort(pa, axis=0), sx) and (pa[2] == sx[2]).all(), "pa: not a partition"
 // assert (pa[:2] <= pa[2]).all() and (pa[3:] >= pa[2]).all(), "pa: order"
+// same("dg", np.digitize(x * 2, [-2, -1, 0, 0, 1, 2]) * 10 + np.digitize(x, [1, 0, -1], right=True))
+// same("ii", np.isin(np.floor(x * 2), [-3, 0, 1, 4]) & (x > 0))
+// same("ss", np.searchsorted(np.sort(x[:, 0]), x + 0.25, side="right"))

@@ -28,7 +28,8 @@
 // required: without it the edges depend on the data); histogram(),
 // histogram2d() and bincount() return their results evaluated now (bincount's
 // length, max(x) + 1, takes one pass and one allreduce first).
-// digitize is evaluated now, outside the planner (one local pass, no communication).
+// digitize is an elementwise lookup in the bins (sorting/lookup.hpp): a node of
+// the fused kernel, no communication.
 #pragma once
 
 #include <algorithm>
@@ -46,6 +47,7 @@
 
 #include "../dsl/eval.hpp"
 #include "../shape/shape.hpp"
+#include "../sorting/lookup.hpp"
 
 namespace ember {
 
@@ -746,33 +748,23 @@ dndarray<double, 1> bincount(A&& xs, W&& weights, const bincount_options& o = {}
   return detail::bincount_of<double>(std::forward<A>(xs), o, std::forward<W>(weights));
 }
 
-// np.digitize(x, bins, right=False): the bin index of every element (x's
-// layout, int64); bins increasing or decreasing.
+// np.digitize(x, bins, right=False): the bin index of every element, an int64
+// expression in x's shape (bins increasing or decreasing): an elementwise
+// lookup (sorting/lookup.hpp) that fuses with x's expression and its consumers.
 template <array_like A>
 auto digitize(A&& xs, const std::vector<double>& bins, bool right = false) {
-  const auto x = detail::host_eval(std::forward<A>(xs), "ember::digitize");
-  constexpr int N = decltype(x)::ndim_v;
+  static_assert(!is_complex_v<typename expr::node_t<A>::value_type>, "ember::digitize: complex values are not supported");
   bool inc = true, dec = true;
   for (std::size_t i = 1; i < bins.size(); ++i) {
     inc = inc && bins[i] >= bins[i - 1];
     dec = dec && bins[i] <= bins[i - 1];
   }
   if (!inc && !dec) throw value_error("ember::digitize: bins must be monotonically increasing or decreasing");
-  dndarray<std::int64_t, N> out(x.layout(), x.comm());
-  const std::int64_t nb = std::int64_t(bins.size());
-  std::vector<double> rev(bins.rbegin(), bins.rend());
-  for (std::int64_t i = 0, m = x.lnumel(); i < m; ++i) {
-    const double v = double(x.ldata()[i]);
-    if (v != v) {  // NaN sorts last, as in searchsorted
-      out.ldata()[i] = inc || nb < 2 ? nb : 0;
-      continue;
-    }
-    if (inc || nb < 2)  // searchsorted(bins, x, side = right ? 'left' : 'right')
-      out.ldata()[i] = (right ? std::lower_bound(bins.begin(), bins.end(), v) : std::upper_bound(bins.begin(), bins.end(), v)) - bins.begin();
-    else  // len(bins) - searchsorted(bins[::-1], x, side = right ? 'left' : 'right'), NumPy's
-      out.ldata()[i] = nb - ((right ? std::lower_bound(rev.begin(), rev.end(), v) : std::upper_bound(rev.begin(), rev.end(), v)) - rev.begin());
-  }
-  return out;
+  const bool decreasing = !inc;
+  std::vector<double> ascending = decreasing ? std::vector<double>(bins.rbegin(), bins.rend()) : bins;
+  auto x = expr::as_node(std::forward<A>(xs));
+  return expr::elementwise<op::digitize<double>, decltype(x)>(op::digitize<double>(std::move(ascending), right, decreasing),
+                                                              std::move(x));
 }
 
 }  // namespace ember

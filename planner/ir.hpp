@@ -33,7 +33,8 @@ struct ir_node {
   index_vec shape;         // output shape
   int dtype = 0;           // dtype code of the output (dsl/dtype.hpp)
   std::int64_t elem = 8;   // bytes per element of the output
-  std::string label;       // leaves: "a0", "a1", ... by storage; scalars: the value; sorts: their options
+  std::string label;       // leaves: "a0", "a1", ... by storage; scalars: the value; sorts: their options;
+                           // elementwise ops with state (lookups): the table as EXPLAIN shows it
   // leaves
   std::optional<layout> lay;  // where the leaf's data is now
   int alias = -1;             // first leaf node id with the same storage (itself when first)

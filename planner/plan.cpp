@@ -70,6 +70,7 @@ const char* name(step_kind k) {
     case step_kind::local_select: return "local_select";
     case step_kind::distributed_select: return "distributed_select";
     case step_kind::distributed_partition: return "distributed_partition";
+    case step_kind::distributed_topk: return "distributed_topk";
     case step_kind::to_host: return "to_host";
     case step_kind::to_device: return "to_device";
   }
@@ -95,6 +96,7 @@ bool is_move(step_kind k) {
     case step_kind::local_select:
     case step_kind::distributed_select:
     case step_kind::distributed_partition:
+    case step_kind::distributed_topk:
     case step_kind::to_host:
     case step_kind::to_device: return false;
   }
@@ -276,6 +278,7 @@ class planner_impl {
                                                                                                    : std::string());
       if (x.kind == node_kind::leaf) key += x.source ? "view" + std::to_string(i) : "leaf" + std::to_string(leaf_key(i));
       else if (x.kind == node_kind::reduce && !x.label.empty()) key += "binned" + std::to_string(i);  // edges may differ
+      else if (x.kind == node_kind::elementwise && !x.label.empty()) key += "table" + std::to_string(i);  // so may tables
       else if (x.kind == node_kind::scalar) key += "scalar" + std::to_string(i);  // a cached plan's scalars change value
       for (int a : x.args) key += std::to_string(canon_[std::size_t(a)]) + ',';
       canon_[std::size_t(i)] = seen.emplace(std::move(key), i).first->second;
@@ -515,7 +518,7 @@ class planner_impl {
     if (n.kind != node_kind::elementwise) return label(i);
     std::string s = n.op + "(";
     for (std::size_t a = 0; a < n.args.size(); ++a) s += (a ? ", " : "") + text(n.args[a]);
-    return s + ")";
+    return s + (n.label.empty() ? "" : ", " + n.label) + ")";
   }
 
   // ---- operations: matmul and transpose ----
@@ -671,12 +674,19 @@ class planner_impl {
     }
     for (const layout& l : ls) {
       const bool along = distributed && l.split();
-      const layout out = along ? layout::balanced(in_shape, 0, P) : n.shape == in_shape ? l : reduced_layout(l, n.shape, {axis}, false);
+      // the result: balanced along the split axis; else the lines' layout, without
+      // the axis or (topk) with its own length along it
+      const layout out = along                        ? layout::balanced(n.shape, 0, P)
+                         : n.shape == in_shape        ? l
+                         : n.shape.size() < in_shape.size() ? reduced_layout(l, n.shape, {axis}, false)
+                         : !l.split()                 ? replicated_layout(n.shape, P)
+                         : *l.split() != axis         ? l.with_shape(n.shape, *l.split())
+                                                      : layout::balanced(n.shape, axis, P);  // (one rank)
       candidate cd{l, out};
       const auto [c, ch] = operand_cost(a, l);
       cd.cost = c + cm_.kappa * double(max_block_bytes(out, n.elem));
       if (along) {
-        const auto t = partition_traffic(l, node(a).elem, n.index_result, n.ranks_selected);
+        const auto t = line_traffic(n, l, node(a).elem, false);
         cd.cost += 2 * cm_.kappa * double(max_block_bytes(l, node(a).elem)) + cm_.alpha * double(t.max_rank.messages) +
                    cm_.beta * double(t.max_rank.bytes);
       }
@@ -685,6 +695,12 @@ class planner_impl {
       cd.need = {l};
       G.cands.push_back(std::move(cd));
     }
+  }
+
+  // The bound of a distributed line operation of a split vector laid out as `l`.
+  static traffic_summary line_traffic(const ir_node& n, const layout& l, std::int64_t elem, bool per_rank) {
+    if (n.op == "topk") return topk_traffic(l, elem, n.shape.at(0), per_rank);
+    return partition_traffic(l, elem, n.index_result, n.ranks_selected, per_rank);
   }
 
   // A scan keeps its operand's layout: the layouts the operand has (or its group
@@ -1007,8 +1023,9 @@ class planner_impl {
     s.kind = n.kind == node_kind::matmul ? step_kind::matmul
              : n.kind == node_kind::scan ? step_kind::scan
              : n.kind == node_kind::lines
-                 ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::distributed_partition
-                                                                                             : step_kind::local_select)
+                 ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1
+                        ? (n.op == "topk" ? step_kind::distributed_topk : step_kind::distributed_partition)
+                        : step_kind::local_select)
              : n.kind == node_kind::select ? step_kind::distributed_select
              : n.kind == node_kind::sort
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
@@ -1031,12 +1048,11 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
       if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});
-    } else if (s.kind == step_kind::distributed_partition) {
+    } else if (s.kind == step_kind::distributed_partition || s.kind == step_kind::distributed_topk) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
       s.bound = true;
-      accumulate(s.traffic, partition_traffic(c.need[0], node(n.args[0]).elem, n.index_result, n.ranks_selected, true).per_rank,
-                 per_rank_);
+      accumulate(s.traffic, line_traffic(n, c.need[0], node(n.args[0]).elem, true).per_rank, per_rank_);
     } else if (s.kind == step_kind::distributed_select) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + (n.label.empty() ? "" : ", " + n.label) + ")";
@@ -1223,7 +1239,10 @@ void validate_graph(const graph& g, const std::optional<layout>& target) {
       const index_vec& a = g.nodes[std::size_t(n.args[0])].shape;
       index_vec dropped = a;
       if (n.axes[0] >= 0 && n.axes[0] < int(a.size())) dropped.erase(dropped.begin() + n.axes[0]);
-      if (a.empty() || n.axes[0] < 0 || n.axes[0] >= int(a.size()) || (n.shape != a && n.shape != dropped))
+      index_vec resized = a;  // topk: its own length along the axis
+      if (n.axes[0] >= 0 && n.axes[0] < int(a.size()) && n.shape.size() == a.size())
+        resized[std::size_t(n.axes[0])] = n.shape[std::size_t(n.axes[0])];
+      if (a.empty() || n.axes[0] < 0 || n.axes[0] >= int(a.size()) || (n.shape != a && n.shape != dropped && n.shape != resized))
         throw shape_error(where(i) + ": " + n.op + " of shape " + detail::shape_str(a) + " along axis " +
                           std::to_string(n.axes[0]) + " cannot have shape " + detail::shape_str(n.shape));
     } else if (n.kind == node_kind::select) {

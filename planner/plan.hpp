@@ -66,6 +66,8 @@ enum class step_kind {
   distributed_select,  // median, quantile over every axis: rounds of splitter counting over the blocks (a bound)
   distributed_partition,  // partition/argpartition of a split vector: the pivots selected, one all-to-all
                           // places every element; the result balanced (a bound)
+  distributed_topk,  // topk of a split vector: the k-th value selected, the candidates sorted across the ranks;
+                     // the result balanced (a bound)
   to_host,       // GPU arrays: copies a value's local block from device to host memory (no network traffic)
   to_device,     // and from host to device memory
 };

@@ -256,4 +256,23 @@ traffic_summary partition_traffic(const layout& l, std::int64_t value_elem, bool
   return acc.s;
 }
 
+traffic_summary topk_traffic(const layout& l, std::int64_t value_elem, std::int64_t k, bool per_rank) {
+  const int P = l.nranks();
+  accumulator acc = rank_accumulator(P, per_rank);
+  if (!l.split() || P == 1 || k == 0) return acc.s;  // each rank selects in its copy
+  const auto sel = selection_traffic(l, value_elem, 1, true);
+  const auto& e = l.extents();
+  index_vec cand(e.size());
+  std::int64_t total = 0;
+  for (std::size_t q = 0; q < e.size(); ++q) total += cand[q] = std::min(k, e[q]);
+  const auto sorted = sample_sort_traffic(layout({total}, 0, cand), value_elem, true, true);
+  for (int r = 0; r < P; ++r) {
+    traffic t = model::allreduce(8, P) + sel.per_rank[std::size_t(r)];  // the NaN count, the k-th value
+    t += model::allgather(16, P) + model::allgather(8, P);              // the counts; the candidates' counts
+    t += sorted.per_rank[std::size_t(r)];
+    acc.add(r, t);
+  }
+  return acc.s;
+}
+
 }  // namespace ember::planner

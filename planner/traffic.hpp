@@ -62,5 +62,11 @@ traffic_summary selection_traffic(const layout& l, std::int64_t value_elem, std:
 // argpartition) that sends at most each rank's block.
 traffic_summary partition_traffic(const layout& l, std::int64_t value_elem, bool with_index, std::int64_t ranks,
                                   bool per_rank = false);
+// Upper bound of the traffic of topk (sorting/partition.hpp) of the split
+// vector laid out as `l`: the NaN count, the k-th value's selection, one
+// allgather of the counts before and at the threshold, then the sort of the
+// candidates with their global indices (at most min(k, block) a rank) across
+// the ranks, as sample_sort_traffic of argsort over those blocks.
+traffic_summary topk_traffic(const layout& l, std::int64_t value_elem, std::int64_t k, bool per_rank = false);
 
 }  // namespace ember::planner

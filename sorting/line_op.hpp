@@ -9,9 +9,10 @@
 // kernel reads the result (`median(a * w, 1) / s`).
 //
 // The operation is a small options type Op (sorting/topk.hpp,
-// sorting/order_statistics.hpp): its `name`, whether it drops the axis, its
-// result type, its options as EXPLAIN shows them and as the plan cache keys
-// them, and `run` over one rank's block.
+// sorting/order_statistics.hpp): its `name`, whether it drops the axis (or
+// gives it a `length` of its own: topk's k), its result type, its options as
+// EXPLAIN shows them and as the plan cache keys them, and `run` over one
+// rank's block.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +42,13 @@ struct line_node : node_base {
     const dims s = hana::at_c<0>(args).shape_dims();
     line_axis = detail::normalized_axis(axis, int(s.size()), Op::name.data());
     opts.check(index_vec(s.begin(), s.end()), line_axis);
-    for (int d = 0; d < int(s.size()); ++d)
-      if (!(Op::drops_axis && d == line_axis)) shape_.push_back(s[std::size_t(d)]);
+    for (int d = 0; d < int(s.size()); ++d) {
+      if (Op::drops_axis && d == line_axis) continue;
+      if constexpr (requires { opts.length; })  // topk: k along the axis
+        shape_.push_back(d == line_axis ? opts.length : s[std::size_t(d)]);
+      else
+        shape_.push_back(s[std::size_t(d)]);
+    }
   }
   const dims& shape_dims() const { return shape_; }
   index_vec shape() const { return index_vec(shape_.begin(), shape_.end()); }

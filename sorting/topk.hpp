@@ -20,11 +20,14 @@
 // (sorting/line_op.hpp): along a local axis `local_select`; a vector along its
 // split axis `distributed_partition` (its traffic a bound: the selection's
 // rounds and the all-to-all; the result balanced); an array of more axes along
-// its split axis has its operand resplit first, a planned move. topk is
-// evaluated now, outside the planner (it returns two arrays; the selection it
-// uses has a bound, so it can become a step).
+// its split axis has its operand resplit first, a planned move. topk is a line
+// node too (`local_select` along a local axis, `distributed_topk` along a
+// vector's split axis: the k-th value selected, the candidates sorted across the
+// ranks, a bound), evaluated when topk() is called, as it returns two arrays.
 #pragma once
 
+#include <algorithm>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -50,17 +53,6 @@ struct topk_result {
 };
 
 namespace detail {
-
-template <class A>
-auto sortable_eval(A&& a, const char* what) {
-  using T = typename expr::node_t<A>::value_type;
-  constexpr int N = expr::node_t<A>::ndim;
-  static_assert(N >= 1, "ember: partition/topk need an array of at least one axis");
-  static_assert(!is_complex_v<T>, "ember: partition/topk take real numbers (NumPy orders complex lexicographically; not here yet)");
-  dndarray<T, N> x = ember::eval(std::forward<A>(a));
-  require_host(x.device(), what);
-  return x;
-}
 
 // NumPy's kth: negative counts from the end; sorted, each once.
 inline std::vector<std::int64_t> normalized_kth(std::vector<std::int64_t> kth, std::int64_t len, int axis,
@@ -131,30 +123,54 @@ auto make_partition(A&& a, std::vector<std::int64_t> kth, int axis) {
   return make_line_node(std::forward<A>(a), axis, partition_line_op<WithIndex>{std::move(kth)});
 }
 
-template <class T, int N>
-topk_result<T, N> topk_array(const dndarray<T, N>& x, std::int64_t k, int axis, const topk_options& o) {
-  const int ax = normalized_axis(axis, N, "topk");
-  const communicator& c = x.comm();
-  const layout& l = x.layout();
-  const bool along_split = l.split() && *l.split() == ax && c.size() > 1;
-  if constexpr (N > 1) {
-    if (along_split) return topk_array(ember::resplit(x, ax == 0 ? 1 : 0), k, ax, o);
+// topk along an axis, as a line operation (sorting/line_op.hpp) whose values
+// are the node's result; the indices, its second result, land in `indices`
+// (this rank's block of them, in the values' layout), which topk() hands out
+// with the values: a plan step has one output value, and the indices need no
+// place in the plan of their own.
+struct topk_line_op {
+  static constexpr std::string_view name = "topk";
+  static constexpr bool drops_axis = false, with_index = false;
+  template <class T>
+  using result = T;
+  std::int64_t length = 0;  // k
+  bool largest = true;
+  std::shared_ptr<std::vector<std::int64_t>> indices = std::make_shared<std::vector<std::int64_t>>();
+  void check(const index_vec& shape, int axis) const {
+    const std::int64_t len = shape[std::size_t(axis)];
+    if (length < 0 || length > len)
+      throw value_error("ember::topk: k = " + std::to_string(length) + " is out of range for axis " + std::to_string(axis) +
+                        " of length " + std::to_string(len) + " (shape " + shape_str(shape) + ")");
   }
-  const std::int64_t len = l.shape()[std::size_t(ax)];
-  if (k < 0 || k > len)
-    throw value_error("ember::topk: k = " + std::to_string(k) + " is out of range for axis " + std::to_string(ax) +
-                      " of length " + std::to_string(len) + " (shape " + shape_str(l.shape()) + ")");
-  index_vec shape = l.shape();
-  shape[std::size_t(ax)] = k;
-  // split along the axis (one rank, or a vector): balanced; split elsewhere:
-  // the same blocks of lines; replicated: replicated
-  const layout out_l = !l.split()          ? replicated_layout(shape, c.size())
-                       : *l.split() == ax ? layout::balanced(shape, ax, c.size())
-                                          : l.with_shape(shape, *l.split());
-  topk_result<T, N> r{dndarray<T, N>(out_l, c), dndarray<std::int64_t, N>(out_l, c)};
-  if (along_split) topk_vector<T>(l, c, x.ldata(), k, o.largest, r.values.ldata(), r.indices.ldata());
-  else topk_local<T>(l.lshape(c.rank()), ax, x.ldata(), k, o.largest, r.values.ldata(), r.indices.ldata());
-  return r;
+  std::string text() const { return "k=" + std::to_string(length) + (largest ? "" : ", smallest"); }
+  std::uint64_t key() const { return std::uint64_t(length) * 2 + largest; }
+  template <class T>
+  void run(const index_vec& ls, int axis, const T* in, T* out) const {
+    index_vec os = ls;
+    os[std::size_t(axis)] = length;
+    std::int64_t n = 1;
+    for (auto e : os) n *= e;
+    indices->assign(static_cast<std::size_t>(n), 0);
+    topk_local<T>(ls, axis, in, length, largest, out, indices->data());
+  }
+  // a split vector (sorting/partition.hpp): the k-th value selected, the
+  // candidates sorted across the ranks; the result balanced
+  std::size_t ranks_placed() const { return 1; }
+  template <class T>
+  void run_vector(const layout& l, const communicator& c, const T* in, T* out) const {
+    indices->assign(static_cast<std::size_t>(layout::balanced({length}, 0, c.size()).local_size(c.rank())), 0);
+    topk_vector<T>(l, c, in, length, largest, out, indices->data());
+  }
+};
+
+// topk as a node: the step EXPLAIN shows (local_select along a local axis,
+// distributed_topk along a vector's split axis).
+template <class A>
+auto topk_node(A&& a, std::int64_t k, int axis, const topk_options& o) {
+  using T = typename expr::node_t<A>::value_type;
+  static_assert(expr::node_t<A>::ndim >= 1, "ember::topk needs an array of at least one axis");
+  static_assert(!is_complex_v<T>, "ember::topk takes real numbers (NumPy orders complex lexicographically; not here yet)");
+  return make_line_node(std::forward<A>(a), axis, topk_line_op{k, o.largest});
 }
 
 }  // namespace detail
@@ -184,10 +200,21 @@ auto argpartition(A&& a, const std::vector<std::int64_t>& kth, int axis = -1) {
 
 // The k largest elements along `axis` (or the k smallest: {.largest = false}),
 // in that order, with their indices along the axis: `auto [values, indices] =
-// ember::topk(a, k)`. Ties in index order; NaN is the largest value.
+// ember::topk(a, k)`. Ties in index order; NaN is the largest value. Evaluated
+// now through the plan (explain(ember::detail::topk_node(a, k)) shows it).
 template <array_like A>
 auto topk(A&& a, std::int64_t k, int axis = -1, const topk_options& o = {}) {
-  return detail::topk_array(detail::sortable_eval(std::forward<A>(a), "ember::topk"), k, axis, o);
+  using T = typename expr::node_t<A>::value_type;
+  constexpr int N = expr::node_t<A>::ndim;
+  auto node = detail::topk_node(std::forward<A>(a), k, axis, o);
+  const auto indices = node.opts.indices;
+  dndarray<T, N> values = ember::eval(std::move(node));
+  dndarray<std::int64_t, N> idx(values.layout(), values.comm());
+  if (std::int64_t(indices->size()) != idx.lnumel())
+    throw error("ember::topk: internal: " + std::to_string(indices->size()) + " indices for a block of " +
+                std::to_string(idx.lnumel()) + " values on rank " + std::to_string(values.comm().rank()));
+  std::copy(indices->begin(), indices->end(), idx.ldata());
+  return topk_result<T, N>{std::move(values), std::move(idx)};
 }
 
 }  // namespace ember

@@ -3,16 +3,19 @@
 //
 //   auto u = ember::unique(x);                               // the sorted distinct values, on every rank
 //   auto r = ember::unique(x, {.return_counts = true});      // r.values, r.counts (also .index, .inverse)
-//   ember::dndarray<bool, 1> m = ember::isin(x, wanted);     // x's layout
-//   auto k = ember::searchsorted(sorted, v, {.right = true}); // v's layout
+//   ember::dndarray<bool, 1> m = ember::isin(x, wanted);     // an elementwise node (sorting/lookup.hpp)
+//   auto k = ember::searchsorted(sorted, v, {.right = true}); // an elementwise node over v
 //
 // unique: every rank finds its block's distinct values with their counts and
 // first global indices (by hashing while they are few, else by sorting); one allgather of those triples and a merge
 // give every rank the same result (a replicated array): the traffic is the
 // number of distinct values per rank, not the data. NaN values count as one,
 // sorted last (NumPy's equal_nan). The set operations work on the unique
-// values of both operands and return replicated sorted arrays. These evaluate
-// now; they are not plan steps yet.
+// values of both operands and return replicated sorted arrays. unique and the
+// set operations evaluate now, outside the planner: their results' lengths
+// depend on the data, which a plan (shapes known before anything runs) cannot
+// hold, like a[mask]'s (indexing/indexing.hpp); their operands are planned
+// expressions. isin and searchsorted are elementwise nodes of the plan.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 
 #include "../dsl/eval.hpp"
 #include "../shape/shape.hpp"
+#include "lookup.hpp"
 
 namespace ember {
 
@@ -41,6 +45,9 @@ struct unique_result {
 };
 struct searchsorted_options {
   bool right = false;  // NumPy's side='right': the index after equal values
+};
+struct isin_options {
+  bool invert = false;  // NumPy's invert=True: whether each element is *not* in the test elements
 };
 
 namespace detail {
@@ -277,63 +284,39 @@ auto unique(A&& a, const unique_options& o) {
   return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), o);
 }
 
-// np.isin(element, test_elements): a bool array in element's layout.
+// np.isin(element, test_elements, invert=): a bool expression in element's
+// shape, an elementwise lookup (sorting/lookup.hpp) that fuses with the rest:
+// `isin(x, wanted) & (x > 0)` is one pass. The test elements' distinct values
+// are found now (unique: one allgather of each rank's distinct values) and
+// held by the node, on every rank.
 template <array_like A, array_like B>
-auto isin(A&& element, B&& test_elements) {
+auto isin(A&& element, B&& test_elements, const isin_options& o = {}) {
   using T = typename expr::node_t<A>::value_type;
-  constexpr int N = expr::node_t<A>::ndim;
-  const dndarray<T, N> x = ember::eval(std::forward<A>(element));
-  detail::require_host(x.device(), "ember::isin");
-  const auto tu = detail::unique_values(std::forward<B>(test_elements)).first;
-  using C = std::common_type_t<T, typename decltype(tu)::value_type>;
-  const std::vector<C> u(tu.begin(), tu.end());
-  dndarray<bool, N> out(x.layout(), x.comm());
-  const T* p = x.ldata();
-  bool* o = out.ldata();
-  for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) {
-    const C v = C(p[i]);
-    const auto it = std::lower_bound(u.begin(), u.end(), v, detail::before<C>);
-    o[i] = it != u.end() && *it == v;  // (NaN is in nothing, as in NumPy)
-  }
-  return out;
+  using E = typename expr::node_t<B>::value_type;
+  static_assert(!is_complex_v<T> && !is_complex_v<E>, "ember::isin: complex values are not supported yet");
+  auto x = expr::as_node(std::forward<A>(element));
+  op::isin<E> lookup(detail::unique_values(std::forward<B>(test_elements)).first, o.invert);
+  return expr::elementwise<op::isin<E>, decltype(x)>(std::move(lookup), std::move(x));
 }
 
-// np.searchsorted(a, v, side): for each element of v, the index in the sorted
-// 1-D `a` (any layout) where it would be inserted; an int64 array in v's layout.
-// A split `a` costs one allgather of v and one allreduce of the counts.
+// np.searchsorted(a, v, side=): for each element of v, the index in the
+// sorted 1-D `a` where it would be inserted (NaN sorts last); an int64
+// expression in v's shape, an elementwise lookup that fuses with v's
+// expression and its consumers. `a` is read as a table every rank holds: a
+// replicated `a` in place (the node shares its block), a split one gathered now
+// (one allgather of a, through the exchange engine), so it must fit on a rank.
 template <array_like A, array_like V>
 auto searchsorted(A&& a, V&& v, const searchsorted_options& o = {}) {
   using T = typename expr::node_t<A>::value_type;
-  using W = typename expr::node_t<V>::value_type;
-  constexpr int N = expr::node_t<V>::ndim;
   static_assert(expr::node_t<A>::ndim == 1, "ember::searchsorted: the sorted array must be 1-D");
-  const dndarray<T, 1> s = ember::eval(std::forward<A>(a));
-  const dndarray<W, N> x = ember::eval(std::forward<V>(v));
+  static_assert(!is_complex_v<T> && !is_complex_v<typename expr::node_t<V>::value_type>,
+                "ember::searchsorted: complex values are not supported yet");
+  dndarray<T, 1> s = ember::eval(std::forward<A>(a));
   detail::require_host(s.device(), "ember::searchsorted");
-  const communicator& c = x.comm();
-  const bool split = s.layout().split() && c.size() > 1;
-  auto count_in_block = [&](W w) {  // elements of this rank's block before w's insertion point
-    const T* b = s.ldata();
-    const std::int64_t m = s.lnumel();
-    using C = std::common_type_t<T, W>;
-    auto cmp_l = [](const T& e, const W& y) { return detail::before<C>(C(e), C(y)); };
-    auto cmp_r = [](const W& y, const T& e) { return detail::before<C>(C(y), C(e)); };
-    return o.right ? std::upper_bound(b, b + m, w, cmp_r) - b : std::lower_bound(b, b + m, w, cmp_l) - b;
-  };
-  dndarray<std::int64_t, N> out(x.layout(), c);
-  std::int64_t* r = out.ldata();
-  if (!split) {
-    for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) r[i] = count_in_block(x.ldata()[i]);
-    return out;
-  }
-  // every rank counts in its block for every value, one allreduce sums the blocks
-  const dndarray<W, N> xr = ember::resplit(x, none);
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(xr.lnumel()));
-  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = count_in_block(xr.ldata()[i]);
-  c.allreduce(counts.data(), std::int64_t(counts.size()), reduce_op::sum);
-  const detail::flat_index fi = detail::flat_index_of(x.layout(), c.rank());
-  for (std::int64_t i = 0, n = x.lnumel(); i < n; ++i) r[i] = counts[std::size_t(fi(i))];
-  return out;
+  if (s.layout().split() && s.comm().size() > 1) s = ember::resplit(s, none);
+  op::sorted_table<T> table(s.lstorage_handle(), s.ldata(), s.lnumel());
+  auto x = expr::as_node(std::forward<V>(v));
+  return expr::elementwise<op::searchsorted<T>, decltype(x)>(op::searchsorted<T>(std::move(table), o.right), std::move(x));
 }
 
 // np.intersect1d, np.union1d, np.setdiff1d: sorted distinct values, on every rank.

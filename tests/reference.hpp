@@ -61,7 +61,7 @@ auto eval_elementwise(const ember::expr::elementwise<Op, A...>& x, std::index_se
   index_vec idx;
   for (std::int64_t f = 0; f < n; ++f) {
     unflatten(f, out.shape, idx);
-    out.v[std::size_t(f)] = Op::template apply<R>(
+    out.v[std::size_t(f)] = x.op().template apply<R>(
         typename A::value_type(std::get<I>(kids).v[std::size_t(child_index(idx, out.shape, std::get<I>(kids).shape))])...);
   }
   return out;

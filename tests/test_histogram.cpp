@@ -238,10 +238,10 @@ TEST_CASE("histogram2d, bincount and digitize", "[histogram]") {
     REQUIRE_THROWS_AS(ember::bincount(ivec({1, -2, 3}, sp)), ember::value_error);
     // digitize: np.digitize's values for increasing and decreasing bins
     auto d = vec({-1.0, 0.0, 0.5, 1.0, 2.5, qnan}, sp);
-    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0})) == std::vector<std::int64_t>{0, 1, 1, 2, 3, 3}));
-    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {0.0, 1.0, 2.0}, true)) == std::vector<std::int64_t>{0, 0, 1, 1, 3, 3}));
-    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0})) == std::vector<std::int64_t>{3, 2, 2, 1, 0, 0}));
-    REQUIRE(test::all_ranks(test::gathered(ember::digitize(d, {2.0, 1.0, 0.0}, true)) == std::vector<std::int64_t>{3, 3, 2, 2, 0, 0}));
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::digitize(d, {0.0, 1.0, 2.0}))) == std::vector<std::int64_t>{0, 1, 1, 2, 3, 3}));
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::digitize(d, {0.0, 1.0, 2.0}, true))) == std::vector<std::int64_t>{0, 0, 1, 1, 3, 3}));
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::digitize(d, {2.0, 1.0, 0.0}))) == std::vector<std::int64_t>{3, 2, 2, 1, 0, 0}));
+    REQUIRE(test::all_ranks(test::gathered(ember::eval(ember::digitize(d, {2.0, 1.0, 0.0}, true))) == std::vector<std::int64_t>{3, 3, 2, 2, 0, 0}));
   }
 }
 
@@ -329,7 +329,7 @@ TEST_CASE("unique with index, inverse and counts; isin, searchsorted and sets", 
     REQUIRE(test::all_ranks(un.size() == 3 && un[0] == 1.0 && un[1] == 2.0 && std::isnan(un[2])));
     // isin
     const std::vector<std::int64_t> t{3, -10, 100, 7};
-    const auto in = test::gathered(ember::isin(a, ivec(t, split_axis{})));
+    const auto in = test::gathered(ember::eval(ember::isin(a, ivec(t, split_axis{}))));
     ok = in.size() == v.size();
     for (std::size_t i = 0; ok && i < v.size(); ++i) ok = bool(in[i]) == (std::find(t.begin(), t.end(), v[i]) != t.end());
     REQUIRE(test::all_ranks(ok));
@@ -339,7 +339,7 @@ TEST_CASE("unique with index, inverse and counts; isin, searchsorted and sets", 
     auto ss = ivec(s, sp);
     const std::vector<std::int64_t> q{-11, -10, 0, 5, 20, 21, 3};
     for (const bool right : {false, true}) {
-      const auto got = test::gathered(ember::searchsorted(ss, ivec(q, split_axis{0}), {.right = right}));
+      const auto got = test::gathered(ember::eval(ember::searchsorted(ss, ivec(q, split_axis{0}), {.right = right})));
       std::vector<std::int64_t> want_i;
       for (auto x : q)
         want_i.push_back((right ? std::upper_bound(s.begin(), s.end(), x) : std::lower_bound(s.begin(), s.end(), x)) - s.begin());
@@ -514,4 +514,81 @@ TEST_CASE("weighted histograms, histogram2d and bincount are plan steps", "[hist
       REQUIRE_THROWS_AS(ember::histogram2d_counts(xa, ember::sum(ya, 1), {4, 5}, {{-1.0, 3.0}, {0.0, 4.0}}), ember::shape_error);
     }
   REQUIRE(test::all_ranks(true));
+}
+
+// digitize, isin and searchsorted are elementwise lookups in a table every rank
+// holds (sorting/lookup.hpp): nodes of the fused kernel, one pass over the
+// blocks, no communication, against the rules written out here (NumPy's
+// digitize in both directions and sides, NaN last; isin with invert; searchsorted
+// into a replicated or a split sorted array, int table and float queries).
+TEST_CASE("digitize, isin and searchsorted fuse into the kernel", "[histogram][planner]") {
+  using K = ember::planner::step_kind;
+  std::vector<double> x;
+  for (int i = 0; i < 157; ++i) x.push_back(i % 19 == 0 ? qnan : double((i * 37) % 101) / 25.0 - 2.0);
+  const std::vector<double> inc{-1.0, -0.5, 0.0, 0.0, 1.25, 2.0}, dec(inc.rbegin(), inc.rend());
+  // np.digitize written out: bins increasing, i such that bins[i-1] <= v < bins[i]
+  // (right: bins[i-1] < v <= bins[i]); decreasing, bins[i-1] > v >= bins[i]
+  // (right: bins[i-1] >= v > bins[i]); NaN after every bin
+  auto digitized = [](double v, const std::vector<double>& b, bool right) {
+    const bool up = b.front() <= b.back();
+    std::int64_t i = 0;
+    if (v != v) return up ? std::int64_t(b.size()) : std::int64_t(0);
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      const bool past = up ? (right ? v > b[k] : v >= b[k]) : (right ? v <= b[k] : v < b[k]);
+      i += past;
+    }
+    return i;
+  };
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    auto a = vec(x, sp);
+    for (const auto& bins : {inc, dec})
+      for (const bool right : {false, true}) {
+        // a fused expression around the lookup: one kernel step, nothing sent
+        auto e = ember::digitize(a * 2.0 - 1.0, bins, right) * 10 + 1;
+        const auto p = ember::explain(e);
+        REQUIRE(p.steps.size() == 1);
+        REQUIRE(p.steps[0].kind == K::fused_kernel);
+        REQUIRE(p.steps[0].text.find("digitize(sub(mul(a0, 2), 1), bins=6") != std::string::npos);
+        const auto got = test::gathered(ember::eval(e));
+        bool ok = got.size() == x.size();
+        for (std::size_t i = 0; ok && i < x.size(); ++i) ok = got[i] == digitized(x[i] * 2.0 - 1.0, bins, right) * 10 + 1;
+        REQUIRE(test::all_ranks(ok));
+      }
+    // two lookups of one operand with other tables are two nodes (not merged as one value)
+    const auto two = test::gathered(ember::eval(ember::digitize(a, inc) - ember::digitize(a, {0.0})));
+    bool ok = two.size() == x.size();
+    for (std::size_t i = 0; ok && i < x.size(); ++i) ok = two[i] == digitized(x[i], inc, false) - digitized(x[i], {0.0}, false);
+    REQUIRE(test::all_ranks(ok));
+    // isin with int test elements split or not, float elements; invert; fused with a comparison
+    std::vector<std::int64_t> t{3, -1, 0, 2, 2, 7};
+    for (auto tsp : {split_axis{0}, split_axis{}}) {
+      auto m = ember::isin(ember::floor(a * 2.0), ivec(t, tsp)) & (a > 0.0);
+      REQUIRE(ember::explain(m).steps.size() == 1);
+      const auto gm = test::gathered(ember::eval(m));
+      const auto gi = test::gathered(ember::eval(ember::isin(a, ivec(t, tsp), {.invert = true})));
+      ok = gm.size() == x.size() && gi.size() == x.size();
+      for (std::size_t i = 0; ok && i < x.size(); ++i) {
+        const bool in = std::find(t.begin(), t.end(), std::floor(x[i] * 2.0)) != t.end();
+        const bool raw = std::find(t.begin(), t.end(), x[i]) != t.end();
+        ok = bool(gm[i]) == (in && x[i] > 0.0) && bool(gi[i]) == !raw;
+      }
+      REQUIRE(test::all_ranks(ok));
+    }
+    // searchsorted: an int table (replicated, or split and gathered) and float queries
+    std::vector<std::int64_t> s{-3, -1, -1, 0, 2, 2, 2, 5};
+    for (auto tsp : {split_axis{0}, split_axis{}})
+      for (const bool right : {false, true}) {
+        auto k = ember::searchsorted(ivec(s, tsp), a + 0.5, {.right = right});
+        REQUIRE(ember::explain(k).steps.size() == 1);
+        const auto g = test::gathered(ember::eval(k));
+        ok = g.size() == x.size();
+        for (std::size_t i = 0; ok && i < x.size(); ++i) {
+          const double q = x[i] + 0.5;
+          std::int64_t w = 0;
+          for (auto e : s) w += q != q ? 1 : right ? double(e) <= q : double(e) < q;
+          ok = g[i] == w;
+        }
+        REQUIRE(test::all_ranks(ok));
+      }
+  }
 }

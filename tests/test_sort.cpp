@@ -372,7 +372,17 @@ void check_topk(const std::vector<test::host_t<T>>& g, split_axis sp, bool uneve
   auto x = ember::array(std::span<const T>(reinterpret_cast<const T*>(g.data()), g.size()), std::array<std::int64_t, 1>{n},
                         {.split = sp});
   if (uneven) test::unbalance(x);
+  // a plan step: distributed_topk along the split axis (a bound, within it),
+  // local_select of each rank's copy when replicated
+  const bool distributed = sp && ember::world().size() > 1;
+  const auto plan = ember::explain(ember::detail::topk_node(x, k, -1, {.largest = largest}));
+  REQUIRE(plan.steps.size() == 1);
+  REQUIRE(plan.steps[0].kind == (distributed ? ember::planner::step_kind::distributed_topk
+                                             : ember::planner::step_kind::local_select));
+  REQUIRE(plan.steps[0].bound == distributed);
+  REQUIRE(plan.steps[0].text == "topk(a0, axis=0, k=" + std::to_string(k) + (largest ? ")" : ", smallest)"));
   const auto [v, idx] = ember::topk(x, k, -1, {.largest = largest});
+  REQUIRE(test::all_ranks(trace_within()));
   std::vector<std::int64_t> want(g.size());
   std::iota(want.begin(), want.end(), 0);
   std::stable_sort(want.begin(), want.end(), [&](std::int64_t a, std::int64_t b) {
@@ -472,6 +482,18 @@ TEST_CASE("partition and topk of N-D arrays along every axis of every split", "[
         REQUIRE(test::all_ranks(sg == want));  // (nth_element makes the same moves on values shifted alike)
       }
       const auto [tv, ti] = ember::topk(x * 1.0, k, axis);  // an expression operand
+      for (const auto& t : ember::last_trace()) REQUIRE(t.predicted == t.measured);
+      {  // a plan step (local_select) after the operand's pass, a resplit only along the split axis
+        const auto p = ember::explain(ember::detail::topk_node(x * 1.0, k, axis, {}));
+        INFO(p.to_string());
+        int selects = 0, moves = 0;
+        for (const auto& st : p.steps) {
+          selects += st.kind == ember::planner::step_kind::local_select;
+          moves += ember::planner::is_move(st.kind) && st.traffic.max_rank.bytes > 0;
+        }
+        REQUIRE(selects == 1);
+        REQUIRE(moves == ((sp && *sp == ax && ember::world().size() > 1) ? 1 : 0));
+      }
       const auto [bv, bi] = ember::topk(x, k, axis, {.largest = false});
       REQUIRE(tv.shape()[std::size_t(ax)] == k);
       const auto tvg = test::gathered(tv);
