@@ -374,6 +374,45 @@ class executor final : public executor_base {
         auto& sb = bind_[std::size_t(s.inline_scan)];
         const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)], os = ostr[std::size_t(sp.ndim - 1)];
         kernel::outer_iter<MR> it(sp);
+        if (pass.along_last_axis() && sp.ndim >= 1) {
+          // each row one line: the scan's running value made and read in one loop
+          // (a chain of dependent operations overlapped with the kernel's work)
+          scan_detail::with_combine<S>(sc.scan, [&](auto f) {
+            const S* carry = pass.line_carry();
+            for (std::int64_t row = 0, rows = it.rows(); row < rows; ++row, it.next()) {
+              T* o = obase;
+              for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
+              const S* in = opnd + row * n;
+              S acc{};
+              for (std::int64_t j0 = 0; j0 < n; j0 += K) {
+                const std::int64_t len = std::min(K, n - j0), pos = row * n + j0;
+                S* b = buf.get() - j0;  // b[j]: the scan's element j of this row
+                sb.ptr = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(buf.get()) - std::uintptr_t(pos) * sizeof(S));
+                auto ev = kernel::make_eval<MR>(x, s.node, ctx, sp);
+                ev.start(it.idx.data(), sp.ndim - 1);
+                std::int64_t j = j0;
+                if (j0 == 0) {
+                  acc = carry ? f(carry[row], in[0]) : in[0];
+                  b[0] = acc;
+                  if (ev.contiguous() && os == 1) o[0] = T(ev.template at<true>(0));
+                  else o[0] = T(ev.template at<false>(0));
+                  j = 1;
+                }
+                if (ev.contiguous() && os == 1)
+                  for (; j < j0 + len; ++j) {
+                    b[j] = acc = f(acc, in[j]);
+                    o[j] = T(ev.template at<true>(j));
+                  }
+                else
+                  for (; j < j0 + len; ++j) {
+                    b[j] = acc = f(acc, in[j]);
+                    o[j * os] = T(ev.template at<false>(j));
+                  }
+              }
+            }
+          });
+          return;
+        }
         for (std::int64_t row = 0, rows = it.rows(); row < rows; ++row, it.next()) {
           T* o = obase;
           for (int d = 0; d + 1 < sp.ndim; ++d) o += it.idx[std::size_t(d)] * ostr[std::size_t(d)];
@@ -409,11 +448,58 @@ class executor final : public executor_base {
     T* o = static_cast<T*>(out.ptr);
     scan_pass<T> pass(k, *s.from, axis, c_.rank());
     auto ev = kernel::make_eval<MR>(a, id, ctx, sp);
+    if (pass.along_last_axis() && sp.ndim >= 1) {  // one loop computes the operand and scans it
+      scan_detail::with_combine<T>(k, [&](auto f) { fused_line_scan(ev, sp, pass, f, k, o); });
+      return;
+    }
     if (pass.needs_carry()) {
       kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.add_totals(pos, v, len); });
       pass.carry(c_);
     }
     kernel::for_each_chunk<T, MR>(ev, sp, [&](std::int64_t pos, const T* v, std::int64_t len) { pass.scan_chunk(pos, v, len, o + pos); });
+  }
+
+  // A scan along the last axis of an operand computed as it is read: each row
+  // of the iteration space is one line, its elements computed inside the loop
+  // that combines them (the totals in four chains, then the running value), so
+  // the operand's loads overlap the chain of dependent operations.
+  template <int MR, class T, class Ev, class F>
+  void fused_line_scan(Ev& ev, const kernel::space<MR>& sp, scan_pass<T>& pass, F f, scan_kind k, T* out) {
+    const std::int64_t n = sp.ext[std::size_t(sp.ndim - 1)];
+    const bool c = ev.contiguous();
+    auto rows = [&](auto&& line) {
+      kernel::outer_iter<MR> it(sp);
+      for (std::int64_t r = 0, R = it.rows(); r < R; ++r, it.next()) {
+        ev.start(it.idx.data(), sp.ndim - 1);
+        if (c) line(r, [&](std::int64_t j) { return T(ev.template at<true>(j)); });
+        else line(r, [&](std::int64_t j) { return T(ev.template at<false>(j)); });
+      }
+    };
+    if (sp.count() > 0 && pass.needs_carry()) {
+      T* tot = pass.line_totals();
+      const T id = scan_detail::identity<T>(k);
+      rows([&](std::int64_t r, auto at) {
+        T a0 = id, a1 = id, a2 = id, a3 = id;
+        std::int64_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+          a0 = f(a0, at(j));
+          a1 = f(a1, at(j + 1));
+          a2 = f(a2, at(j + 2));
+          a3 = f(a3, at(j + 3));
+        }
+        for (; j < n; ++j) a0 = f(a0, at(j));
+        tot[r] = f(tot[r], f(f(a0, a1), f(a2, a3)));
+      });
+    }
+    if (pass.needs_carry()) pass.carry(c_);  // (collective: every rank, also one with no elements)
+    if (sp.count() == 0 || n == 0) return;
+    const T* carry = pass.line_carry();
+    rows([&](std::int64_t r, auto at) {
+      T* y = out + r * n;
+      T acc = carry ? f(carry[r], at(0)) : at(0);
+      y[0] = acc;
+      for (std::int64_t j = 1; j < n; ++j) y[j] = acc = f(acc, at(j));
+    });
   }
 
   void run_tuple_kernel(const planner::step& s, const kernel::context& ctx) {

@@ -69,7 +69,7 @@ auto lstsq(const A& a_, const B& b_, std::optional<double> rcond = std::nullopt)
     if constexpr (std::is_same_v<typename decltype(x)::value_type, T>) return x;
     else return dndarray<T, N>(ember::astype<T>(x));
   }();
-  const auto [m, n] = a.shape();
+  const std::int64_t m = a.shape()[0], n = a.shape()[1];  // (not a structured binding: clang 14 cannot capture one)
   if (b.shape()[0] != m)
     throw shape_error("ember::linalg::lstsq: A of shape " + ember::detail::shape_str(a.shape()) + " and b of shape " +
                       ember::detail::shape_str(b.shape()) + ": b needs " + std::to_string(m) + " rows");

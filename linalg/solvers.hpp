@@ -97,7 +97,7 @@ dndarray<T, N> solve_system(const char* fn, const dndarray<T, 2>& a, const dndar
   static_assert(N == 1 || N == 2, "ember::linalg: B must be a vector (1-D) or a matrix (2-D)");
   require_lapack_type<T>(fn, a.shape());
   require_square(fn, a.shape());
-  const auto [n, n2] = a.shape();
+  const std::int64_t n = a.shape()[0];  // (not a structured binding: clang 14 cannot capture one)
   if (b.shape()[0] != n)
     throw shape_error(std::string("ember::linalg::") + fn + ": A of shape " + ember::detail::shape_str(a.shape()) +
                       " and B of shape " + ember::detail::shape_str(b.shape()) + ": B needs " + std::to_string(n) +

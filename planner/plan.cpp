@@ -1428,7 +1428,8 @@ void fuse_scan_consumers(plan& p, const graph& g) {
       return q >= 0 && p.steps[std::size_t(q)].kind == step_kind::halo;
     });
     if (halo) continue;
-    for (const auto [b, v] : std::vector<std::pair<int, int>>(k.bindings)) {  // (a copy: k.bindings grows below)
+    const std::vector<std::pair<int, int>> bound = k.bindings;  // (a copy: k.bindings grows below)
+    for (const auto& [b, v] : bound) {
       const int si = producer[std::size_t(v)];
       if (g.nodes[std::size_t(b)].kind != node_kind::scan || si < 0 || readers[std::size_t(v)] != 1) continue;
       const step& s = p.steps[std::size_t(si)];

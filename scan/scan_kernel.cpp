@@ -19,6 +19,8 @@ const char* name(scan_kind k) {
   return "?";
 }
 
+using namespace scan_detail;
+
 namespace {
 
 bool split_along(const layout& l, int axis) { return l.split() && *l.split() == axis && l.nranks() > 1; }
@@ -31,65 +33,6 @@ std::int64_t slice_elems(const layout& l, int axis) {
     if (d != axis) n *= l.shape()[std::size_t(d)];
   return n;
 }
-
-template <class T>
-constexpr bool is_cplx = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
-
-template <class T>
-T identity(scan_kind k) {
-  switch (k) {
-    case scan_kind::sum: return T(0);
-    case scan_kind::prod: return T(1);
-    case scan_kind::max:
-      if constexpr (is_cplx<T>) return T(0);
-      else if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
-      else return std::numeric_limits<T>::lowest();
-    case scan_kind::min:
-      if constexpr (is_cplx<T>) return T(0);
-      else if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
-      else return std::numeric_limits<T>::max();
-  }
-  return T(0);
-}
-
-// The combining functions, NaN-propagating for max and min (NumPy's maximum).
-// Signed integers wrap on overflow as in NumPy: the arithmetic is done unsigned
-// (signed overflow is undefined in C++).
-template <class T, bool = std::is_integral_v<T> && std::is_signed_v<T>>
-struct wrap {
-  using type = T;
-};
-template <class T>
-struct wrap<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
-template <class T>
-using wrap_t = typename wrap<T>::type;
-template <class T>
-struct sum_f {
-  T operator()(T a, T b) const { return T(wrap_t<T>(a) + wrap_t<T>(b)); }
-};
-template <class T>
-struct prod_f {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int)) return T(int(a) * int(b));  // (no overflow in int)
-    else return T(wrap_t<T>(a) * wrap_t<T>(b));
-  }
-};
-template <class T>
-struct max_f {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
-    else return a >= b ? a : b;
-  }
-};
-template <class T>
-struct min_f {
-  T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
-    else return a <= b ? a : b;
-  }
-};
 
 // The block as (outer, n, inner): n along the axis, inner contiguous.
 struct block_shape {
@@ -201,23 +144,6 @@ void run(scan_kind k, const layout& l, int axis, const communicator& comm, const
   totals(in, b, identity<T>(k), t.get(), f);
   exscan_totals(k, comm, t.get(), carry.get(), s);
   scan_block(in, out, b, r == 0 ? nullptr : carry.get(), f);
-}
-
-// Calls f(combining function) for kind k; complex numbers have sums and products only.
-template <class T, class G>
-void with_combine(scan_kind k, G&& g) {
-  switch (k) {
-    case scan_kind::sum: return g(sum_f<T>{});
-    case scan_kind::prod: return g(prod_f<T>{});
-    case scan_kind::max:
-    case scan_kind::min:
-      if constexpr (is_cplx<T>) {
-        throw type_error(std::string("ember::") + name(k) + ": complex numbers have no order here");
-      } else {
-        if (k == scan_kind::max) return g(max_f<T>{});
-        return g(min_f<T>{});
-      }
-  }
 }
 
 }  // namespace

@@ -12,17 +12,108 @@
 // executor runs it with run_scan.
 #pragma once
 
+#include <complex>
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../runtime/communicator.hpp"
+#include "../runtime/error.hpp"
 #include "../runtime/layout.hpp"
 
 namespace ember {
 
 enum class scan_kind : std::uint8_t { sum, prod, max, min };
 const char* name(scan_kind k);  // "cumsum", "cumprod", "cummax", "cummin"
+
+// The combining functions and their identities. In the header because a fused
+// scan (the dsl computing its operand as it scans, dsl/executor.hpp) inlines
+// them into one loop: computing the operand into a buffer in one loop and
+// scanning it in the next leaves the operand's memory stalls and the scan's
+// chain of dependent additions one after the other instead of overlapped.
+namespace scan_detail {
+
+template <class T>
+constexpr bool is_cplx = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+template <class T>
+inline T identity(scan_kind k) {
+  switch (k) {
+    case scan_kind::sum: return T(0);
+    case scan_kind::prod: return T(1);
+    case scan_kind::max:
+      if constexpr (is_cplx<T>) return T(0);
+      else if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+      else return std::numeric_limits<T>::lowest();
+    case scan_kind::min:
+      if constexpr (is_cplx<T>) return T(0);
+      else if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+      else return std::numeric_limits<T>::max();
+  }
+  return T(0);
+}
+
+// The combining functions, NaN-propagating for max and min (NumPy's maximum).
+// Signed integers wrap on overflow as in NumPy: the arithmetic is done unsigned
+// (signed overflow is undefined in C++).
+template <class T, bool = std::is_integral_v<T> && std::is_signed_v<T>>
+struct wrap {
+  using type = T;
+};
+template <class T>
+struct wrap<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using wrap_t = typename wrap<T>::type;
+template <class T>
+struct sum_f {
+  T operator()(T a, T b) const { return T(wrap_t<T>(a) + wrap_t<T>(b)); }
+};
+template <class T>
+struct prod_f {
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && sizeof(T) < sizeof(int)) return T(int(a) * int(b));  // (no overflow in int)
+    else return T(wrap_t<T>(a) * wrap_t<T>(b));
+  }
+};
+template <class T>
+struct max_f {
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a >= b || a != a) ? a : b;
+    else return a >= b ? a : b;
+  }
+};
+template <class T>
+struct min_f {
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a <= b || a != a) ? a : b;
+    else return a <= b ? a : b;
+  }
+};
+
+
+// Calls f(combining function) for kind k; complex numbers have sums and products only.
+template <class T, class G>
+inline void with_combine(scan_kind k, G&& g) {
+  switch (k) {
+    case scan_kind::sum: return g(sum_f<T>{});
+    case scan_kind::prod: return g(prod_f<T>{});
+    case scan_kind::max:
+    case scan_kind::min:
+      if constexpr (is_cplx<T>) {
+        throw type_error(std::string("ember::") + name(k) + ": complex numbers have no order here");
+      } else {
+        if (k == scan_kind::max) return g(max_f<T>{});
+        return g(min_f<T>{});
+      }
+  }
+}
+
+}  // namespace scan_detail
 
 // What scanning a block laid out as `l` along `axis` sends from `rank`: nothing
 // unless `axis` is the split axis of more than one rank; then the exclusive scan
@@ -58,6 +149,12 @@ class scan_pass {
   // The previous row (or the line's running value) is kept here, so chunks must
   // come in order.
   void scan_chunk(std::int64_t pos, const T* v, std::int64_t len, T* y);
+  // Along the last axis (one line per row of the block) a fused scan runs its
+  // own loop with these: each line's total (combine into it, then carry()), and
+  // the carry each line starts from (null: from its first element).
+  bool along_last_axis() const { return axis_ == l_.ndim() - 1; }
+  T* line_totals() { return totals_.get(); }
+  const T* line_carry() const { return have_carry_ ? carry_.get() : nullptr; }
 
  private:
   scan_kind k_;

@@ -30,7 +30,7 @@ def meson_list(name):
 UNSANITIZED = meson_list("unsanitized_tests")
 # Binaries whose cases are about several ranks disagreeing: not run at 1 rank.
 MIN_RANKS = {"test_adversarial": 2}
-SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh"]),
+SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh", ".", "build"]),
            ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
            ("examples dataparallel, box_reshape, embed, heat2d, life at 1-4 ranks",
             ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30"]),

@@ -541,6 +541,9 @@ TEST_CASE("digitize, isin and searchsorted fuse into the kernel", "[histogram][p
   };
   for (auto sp : {split_axis{0}, split_axis{}}) {
     auto a = vec(x, sp);
+    // a lookup carries its table: its kernels stay on the host (no GPU kernel reads host memory)
+    static_assert(ember::expr::has_op_state_v<decltype(ember::digitize(a + 1.0, inc) * 2)>);
+    static_assert(!ember::expr::has_op_state_v<decltype((a + 1.0) * 2)>);
     for (const auto& bins : {inc, dec})
       for (const bool right : {false, true}) {
         // a fused expression around the lookup: one kernel step, nothing sent

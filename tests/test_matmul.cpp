@@ -473,7 +473,8 @@ void batched_every_split(const std::array<std::int64_t, NA>& sa, const std::arra
         INFO("A " << ember::detail::shape_str(sa) << " split " << (xa ? *xa : -1) << ", B "
                   << ember::detail::shape_str(sb) << " split " << (xb ? *xb : -1) << ", uneven " << uneven
                   << ", dtype " << ember::dtype_name<T>());
-        auto A = stack<T>(sa, xa, 3 + NA), B = stack<T>(sb, xb, 5 + NB);
+        auto A = stack<T>(sa, xa, 3 + NA);
+        auto B = stack<T>(sb, xb, 5 + NB);
         if (uneven) {
           test::unbalance(A);
           test::unbalance(B);

@@ -7,7 +7,11 @@
 #               meson.override_dependency('ember', ember_dep).
 # Each consumer build then runs under `mpirun -n 2`.
 #
-#   tests/consumer/run.sh [EMBER_ROOT]    (default: two directories up from here)
+#   tests/consumer/run.sh [EMBER_ROOT [BUILD_DIR]]    (default: two directories up from here)
+#   BUILD_DIR: an ember build directory already built (CI's release build): the
+#   installed mode installs it (meson install --destdir into the temporary
+#   directory, ember.pc's prefix moved with it) instead of configuring and
+#   compiling ember once more.
 #   EMBER_CONSUMER_KEEP=1 tests/consumer/run.sh    keeps the temporary directory
 #
 # Everything happens in a fresh temporary directory (removed on exit); build
@@ -22,6 +26,11 @@ if [[ ! -d "$root_arg" ]]; then
   exit 2
 fi
 ember_root="$(cd "$root_arg" && pwd)"
+built=""
+if [[ -n "${2:-}" ]]; then
+  [[ -f "$2/build.ninja" ]] || { echo "run.sh: $2 is not an ember build directory" >&2; exit 2; }
+  built="$(cd "$2" && pwd)"
+fi
 consumer_src="$here"
 
 if [[ ! -f "$ember_root/meson.build" || ! -f "$ember_root/ember.hpp" ]]; then
@@ -96,17 +105,23 @@ run_consumer() {
 
 # ---- (a) installed: meson install into a temporary prefix, found through pkg-config
 mode_installed() {
-  local prefix="$work/prefix" ebuild="$work/ember-build"
-  # -O0: this checks what is installed and how a consumer finds it, not the
-  # code (CI builds and tests that at -O3); it compiles libember in a third of the time
-  step installed-ember-setup timeout 600 meson setup "$ebuild" "$ember_root" \
-      --prefix="$prefix" -Doptimization=0 -Ddebug=false || return 1
-  # the library, and the CUDA plugin when the build has one (nvcc found): the
-  # install puts it next to libember.so, where libember looks for it
-  local targets=(ember)
-  grep -q '^build cuda/libember_cuda.so:' "$ebuild/build.ninja" && targets+=(cuda/ember_cuda)
-  step installed-ember-build timeout 600 meson compile -C "$ebuild" "${targets[@]}" || return 1
-  step installed-ember-install timeout 600 meson install -C "$ebuild" --no-rebuild || return 1
+  local prefix="$work/prefix" ebuild="$work/ember-build" sysroot=""
+  if [[ -n "$built" ]]; then
+    # the build CI made: its install tree under a staging root, as a packager's
+    step installed-ember-install timeout 600 meson install -C "$built" --no-rebuild --destdir "$prefix" || return 1
+    sysroot="$prefix"
+  else
+    # -O0: this checks what is installed and how a consumer finds it, not the
+    # code (CI builds and tests that at -O3); it compiles libember in a third of the time
+    step installed-ember-setup timeout 600 meson setup "$ebuild" "$ember_root" \
+        --prefix="$prefix" -Doptimization=0 -Ddebug=false || return 1
+    # the library, and the CUDA plugin when the build has one (nvcc found): the
+    # install puts it next to libember.so, where libember looks for it
+    local targets=(ember)
+    grep -q '^build cuda/libember_cuda.so:' "$ebuild/build.ninja" && targets+=(cuda/ember_cuda)
+    step installed-ember-build timeout 600 meson compile -C "$ebuild" "${targets[@]}" || return 1
+    step installed-ember-install timeout 600 meson install -C "$ebuild" --no-rebuild || return 1
+  fi
 
   local pc
   pc="$(find "$prefix" -name ember.pc -print -quit)"
@@ -116,6 +131,13 @@ mode_installed() {
   fi
   local pcdir libdir
   pcdir="$(dirname "$pc")"
+  # a staged install moved under its root: ember.pc's prefix follows it (every
+  # other path of it is relative to ${prefix}), as pkgconf's --define-prefix does
+  if [[ -n "$sysroot" ]]; then
+    local was
+    was="$(sed -n 's/^prefix=//p' "$pc")"
+    sed -i "s|^prefix=.*|prefix=$sysroot$was|" "$pc"
+  fi
   libdir="$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir ember)"
   # The Cflags must point at the installed public header.
   local incdir

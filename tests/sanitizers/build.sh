@@ -10,6 +10,13 @@
 #   mpirun -n P --oversubscribe build-asan/tests/test_x
 #
 # Choices:
+#  - clang++ (clang++-14 on Debian 12) when it is installed, else the default
+#    C++ compiler (EMBER_SANITIZE_CXX overrides; a build directory keeps the
+#    compiler it was set up with): clang compiles the instrumented -O0 tests in
+#    about 70% of GCC's time (all 23 binaries and libember: ~17 vs ~25
+#    CPU-minutes, 8.5 vs 12.4 min on 2 cores) even without GCC's precompiled
+#    header, and the release build is GCC's, so CI compiles and tests ember
+#    with both compilers.
 #  - -O0 (EMBER_SANITIZE_OPT overrides): GCC spends most of an instrumented
 #    build optimizing the instrumentation, so -O0 compiles in a third of the
 #    time of -O1 (all 12 binaries: ~12 vs ~33 CPU-minutes, 7 min on 2 cores;
@@ -50,7 +57,17 @@ if grep -q "option('test_optimization'" meson_options.txt 2>/dev/null; then opts
 if [ -f "$builddir/build.ninja" ]; then
   meson configure "$builddir" "${opts[@]}"
 else
-  meson setup "$builddir" "${opts[@]}"
+  cxx="${EMBER_SANITIZE_CXX:-}"
+  if [ -z "$cxx" ]; then
+    for c in clang++ clang++-14; do command -v "$c" >/dev/null && { cxx="$c"; break; }; done
+  fi
+  if [[ "$cxx" == *clang++* ]] && command -v "${cxx/clang++/clang}" >/dev/null; then
+    CXX="$cxx" CC="${cxx/clang++/clang}" meson setup "$builddir" "${opts[@]}"
+  elif [ -n "$cxx" ]; then
+    CXX="$cxx" meson setup "$builddir" "${opts[@]}"
+  else
+    meson setup "$builddir" "${opts[@]}"
+  fi
 fi
 
 tests=$(sed -n "s/^distributed_tests = \[\(.*\)\]/\1/p" tests/meson.build | sed "s/[',]/ /g")
