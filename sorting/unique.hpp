@@ -58,9 +58,8 @@ bool same_value(const T& a, const T& b) {
   else return a == b;
 }
 template <class T>
-bool before(const T& a, const T& b) {  // NaN last
-  if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
-  else return a < b;
+bool before(const T& a, const T& b) {  // NaN last (sorting/lookup.hpp)
+  return op::before_nan_last(a, b);
 }
 
 template <class T>
