@@ -478,18 +478,7 @@ class executor final : public executor_base {
     if (sp.count() > 0 && pass.needs_carry()) {
       T* tot = pass.line_totals();
       const T id = scan_detail::identity<T>(k);
-      rows([&](std::int64_t r, auto at) {
-        T a0 = id, a1 = id, a2 = id, a3 = id;
-        std::int64_t j = 0;
-        for (; j + 4 <= n; j += 4) {
-          a0 = f(a0, at(j));
-          a1 = f(a1, at(j + 1));
-          a2 = f(a2, at(j + 2));
-          a3 = f(a3, at(j + 3));
-        }
-        for (; j < n; ++j) a0 = f(a0, at(j));
-        tot[r] = f(tot[r], f(f(a0, a1), f(a2, a3)));
-      });
+      rows([&](std::int64_t r, auto at) { tot[r] = f(tot[r], scan_detail::combine_run(at, n, id, id, f)); });
     }
     if (pass.needs_carry()) pass.carry(c_);  // (collective: every rank, also one with no elements)
     if (sp.count() == 0 || n == 0) return;

@@ -53,16 +53,7 @@ void totals(const T* in, block_shape b, T id, T* t, F f) {
   if (b.inner == 1) {  // one value per line: four independent chains, not one latency-bound chain
     for (std::int64_t o = 0; o < b.outer; ++o) {
       const T* row = in + o * b.n;
-      T a0 = id, a1 = id, a2 = id, a3 = id;
-      std::int64_t i = 0;
-      for (; i + 4 <= b.n; i += 4) {
-        a0 = f(a0, row[i]);
-        a1 = f(a1, row[i + 1]);
-        a2 = f(a2, row[i + 2]);
-        a3 = f(a3, row[i + 3]);
-      }
-      for (; i < b.n; ++i) a0 = f(a0, row[i]);
-      t[o] = f(f(a0, a1), f(a2, a3));
+      t[o] = combine_run([row](std::int64_t i) { return row[i]; }, b.n, id, id, f);
     }
     return;
   }
@@ -201,16 +192,8 @@ void scan_pass<T>::add_totals(std::int64_t pos, const T* v, std::int64_t len) {
     while (len > 0) {
       if (inner_ == 1) {  // the line o, elements i.. of it
         const std::int64_t o = pos / n_, run = std::min(len, n_ - pos % n_);
-        T a0 = totals_[std::size_t(o)], a1 = identity<T>(k_), a2 = a1, a3 = a1;  // four chains, as totals()
-        std::int64_t q = 0;
-        for (; q + 4 <= run; q += 4) {
-          a0 = f(a0, v[q]);
-          a1 = f(a1, v[q + 1]);
-          a2 = f(a2, v[q + 2]);
-          a3 = f(a3, v[q + 3]);
-        }
-        for (; q < run; ++q) a0 = f(a0, v[q]);
-        totals_[std::size_t(o)] = f(f(a0, a1), f(a2, a3));
+        totals_[std::size_t(o)] =
+            combine_run([v](std::int64_t q) { return v[q]; }, run, totals_[std::size_t(o)], identity<T>(k_), f);
         pos += run, v += run, len -= run;
       } else {  // row i of block o, elements j.. of it
         const std::int64_t o = pos / (n_ * inner_), j = pos % inner_, run = std::min(len, inner_ - j);

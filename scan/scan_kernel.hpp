@@ -113,6 +113,22 @@ inline void with_combine(scan_kind k, G&& g) {
   }
 }
 
+// f over at(0), ..., at(n - 1) in four independent chains (not one chain of
+// dependent operations), the first starting from `first`, the others from `id`.
+template <class T, class At, class F>
+inline T combine_run(At&& at, std::int64_t n, T first, T id, F f) {
+  T a0 = first, a1 = id, a2 = id, a3 = id;
+  std::int64_t q = 0;
+  for (; q + 4 <= n; q += 4) {
+    a0 = f(a0, at(q));
+    a1 = f(a1, at(q + 1));
+    a2 = f(a2, at(q + 2));
+    a3 = f(a3, at(q + 3));
+  }
+  for (; q < n; ++q) a0 = f(a0, at(q));
+  return f(f(a0, a1), f(a2, a3));
+}
+
 }  // namespace scan_detail
 
 // What scanning a block laid out as `l` along `axis` sends from `rank`: nothing

@@ -23,15 +23,12 @@
 #include <vector>
 
 #include "../dsl/ops.hpp"
+#include "sort_common.hpp"
 
 namespace ember::op {
 
-// NumPy's order: NaN after everything (and equal to NaN).
-template <class T>
-bool before_nan_last(const T& a, const T& b) {
-  if constexpr (std::is_floating_point_v<T>) return a < b || (a == a && b != b);
-  else return a < b;
-}
+// NumPy's order, NaN last (sorting/sort_common.hpp).
+using sorting_detail::less_nan_last;
 
 // A sorted table and its binary search, compared in the common type C of the
 // table's and the operand's dtypes (an int table and float values compare as
@@ -57,7 +54,7 @@ struct sorted_table {
     while (len > 0) {  // branch-light lower/upper bound
       const std::int64_t half = len / 2;
       const C m = C(v[lo + half]);
-      const bool go = right ? !before_nan_last(x, m) : before_nan_last(m, x);
+      const bool go = right ? !less_nan_last(x, m) : less_nan_last(m, x);
       lo = go ? lo + half + 1 : lo;
       len = go ? len - half - 1 : half;
     }

@@ -1,6 +1,6 @@
-// What the sorting runtime shares: NumPy's order (NaN last), elements of any
-// size sent as one MPI datatype (so that counts are elements), and MPI's int
-// counts checked. Internal to sorting/*.cpp.
+// What the sorting code shares: NumPy's order (NaN last; also the lookups' and
+// unique's, sorting/lookup.hpp and unique.hpp), elements of any size sent as one
+// MPI datatype (so that counts are elements), and MPI's int counts checked.
 #pragma once
 
 #include <algorithm>

@@ -59,7 +59,7 @@ bool same_value(const T& a, const T& b) {
 }
 template <class T>
 bool before(const T& a, const T& b) {  // NaN last (sorting/lookup.hpp)
-  return op::before_nan_last(a, b);
+  return sorting_detail::less_nan_last(a, b);
 }
 
 template <class T>
