@@ -1,5 +1,6 @@
 #include "memory.hpp"
 #include "memory_pool.hpp"
+#include "sanitizers.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,7 +14,7 @@ namespace ember {
 namespace {
 allocation_stats stats;
 pool_stats_t pstats;
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef EMBER_ADDRESS_SANITIZER
 std::int64_t pool_limit = 0;
 #else
 std::int64_t pool_limit = std::int64_t(1) << 30;

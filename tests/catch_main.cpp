@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <runtime/communicator.hpp>   // ember::environment, ember::world: all a runner needs
+#include <runtime/sanitizers.hpp>
 
 // Sanitizer builds (tests/sanitizers/build.sh): LeakSanitizer can only name the
 // library of an allocation while that library is loaded, and OpenMPI dlclose()s
@@ -18,12 +19,8 @@
 // before MPI_Finalize, not at exit. OpenMPI's later allocations (its progress
 // threads, plugins creating communicators) are suppressed by library in
 // tests/sanitizers/lsan.supp; ember's own leaks are reported.
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef EMBER_ADDRESS_SANITIZER
 #define EMBER_TEST_LEAK_CHECK 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EMBER_TEST_LEAK_CHECK 1
-#endif
 #endif
 #ifdef EMBER_TEST_LEAK_CHECK
 #include <sanitizer/lsan_interface.h>
