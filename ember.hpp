@@ -42,6 +42,7 @@
 #include "sorting/order_statistics.hpp"
 #include "sorting/unique.hpp"
 #include "histogram/histogram.hpp"
+#include "fft/fft.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "dsl/methods.hpp"

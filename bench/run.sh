@@ -20,6 +20,8 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_costmodel"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 # scans, sort/argsort, median/percentile, histogram, unique of 2^25 elements (issue 17)
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_order"
+# fftn 256^3 and rfft2 4096^2 against FFTW-MPI (issue 18)
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_fft"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_par"

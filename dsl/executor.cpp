@@ -79,6 +79,7 @@ std::shared_ptr<void> executor_base::run(std::shared_ptr<void> dest, const view_
         case planner::step_kind::sample_sort:
         case planner::step_kind::local_sort:
         case planner::step_kind::local_select:
+        case planner::step_kind::local_fft:
         case planner::step_kind::distributed_select:
         case planner::step_kind::distributed_partition:
         case planner::step_kind::distributed_topk: run_op(s); break;

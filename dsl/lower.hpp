@@ -233,8 +233,14 @@ void fingerprint_of(const X& x, fingerprint& f) {
     if constexpr (requires { x.scan_axis; }) f.add(0x5ca0 + std::uint64_t(x.scan_axis));
     if constexpr (requires { x.sort_axis; })
       f.add(0x5047 + std::uint64_t(x.sort_axis) * 4 + std::uint64_t(x.opts.stable) * 2 + std::uint64_t(x.opts.descending));
-    if constexpr (requires { x.line_axis; }) f.add(0x11e5 + std::uint64_t(x.line_axis) + x.plan_key());
-    if constexpr (requires { x.selects; }) f.add(0x5e1ec7 + x.plan_key());
+    if constexpr (requires { x.line_axis; }) {  // two words: a sum would let (axis, options) pairs collide
+      f.add(0x11e5 + std::uint64_t(x.line_axis));
+      f.add(x.plan_key());
+    }
+    if constexpr (requires { x.selects; }) {
+      f.add(0x5e1ec7);
+      f.add(x.plan_key());
+    }
     if constexpr (requires { x.op().key(); }) f.add(0x10c4 + x.op().key());  // what EXPLAIN shows of an op's state
     f.add(x.shape_dims().size());  // broadcasting changes with shapes; leaves carry them
   }

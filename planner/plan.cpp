@@ -68,6 +68,7 @@ const char* name(step_kind k) {
     case step_kind::sample_sort: return "sample_sort";
     case step_kind::local_sort: return "local_sort";
     case step_kind::local_select: return "local_select";
+    case step_kind::local_fft: return "local_fft";
     case step_kind::distributed_select: return "distributed_select";
     case step_kind::distributed_partition: return "distributed_partition";
     case step_kind::distributed_topk: return "distributed_topk";
@@ -94,6 +95,7 @@ bool is_move(step_kind k) {
     case step_kind::sample_sort:
     case step_kind::local_sort:
     case step_kind::local_select:
+    case step_kind::local_fft:
     case step_kind::distributed_select:
     case step_kind::distributed_partition:
     case step_kind::distributed_topk:
@@ -140,6 +142,11 @@ std::uint64_t layout_hash(const layout& l) { return l.hash(); }
 // array (every layout at one rank; an array held by one rank): the same bytes in
 // the same order, so a value in one is a value in the other and "moving" it is a
 // rename. An empty block is the same as any other empty block.
+// ember::fft's line operations (fft/fft.hpp): `local_fft` steps.
+bool is_transform(const std::string& op) {
+  return op == "fft" || op == "ifft" || op == "rfft" || op == "irfft" || op == "hfft" || op == "ihfft";
+}
+
 bool same_blocks(const layout& a, const layout& b) {
   if (a == b) return true;
   if (a.shape() != b.shape() || a.nranks() != b.nranks()) return false;
@@ -662,6 +669,9 @@ class planner_impl {
       const layout bal = layout::balanced(in_shape, k, P);
       if (k != axis && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
     }
+    // a vector along its split axis, where the operation is not distributed
+    // (a transform): gathered on every rank
+    if (ls.empty()) ls.push_back(replicated_layout(in_shape, P));
     // A vector's partition along its split axis (n.ranks_selected: the kth it
     // places) is distributed: the pivots selected, one all-to-all (the result
     // balanced), priced as its bound and the two passes that classify and place.
@@ -1025,7 +1035,7 @@ class planner_impl {
              : n.kind == node_kind::lines
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1
                         ? (n.op == "topk" ? step_kind::distributed_topk : step_kind::distributed_partition)
-                        : step_kind::local_select)
+                        : is_transform(n.op) ? step_kind::local_fft : step_kind::local_select)
              : n.kind == node_kind::select ? step_kind::distributed_select
              : n.kind == node_kind::sort
                  ? (c.need[0].split() && *c.need[0].split() == n.axes.at(0) && g_.nranks > 1 ? step_kind::sample_sort
@@ -1044,7 +1054,7 @@ class planner_impl {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + ")";
       accumulate(s.traffic, scan_traffic_all(c.out, n.axes.at(0), n.elem), per_rank_);
-    } else if (s.kind == step_kind::local_select) {
+    } else if (s.kind == step_kind::local_select || s.kind == step_kind::local_fft) {
       s.from = c.need[0];
       s.text = n.op + "(" + args + ", axis=" + std::to_string(n.axes.at(0)) + (n.label.empty() ? "" : ", " + n.label) + ")";
       if (per_rank_) s.traffic.per_rank.assign(std::size_t(g_.nranks), {});

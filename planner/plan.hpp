@@ -63,6 +63,7 @@ enum class step_kind {
   sample_sort,   // sort/argsort of a split vector across the ranks; the result balanced; traffic data-dependent (a bound)
   local_sort,    // sort/argsort along a local axis: each rank sorts its lines, nothing is sent
   local_select,  // partition, median, quantile along a local axis: each rank selects within its lines, nothing is sent
+  local_fft,     // ember::fft's transforms along a local axis: each rank transforms its lines (FFTW), nothing is sent
   distributed_select,  // median, quantile over every axis: rounds of splitter counting over the blocks (a bound)
   distributed_partition,  // partition/argpartition of a split vector: the pivots selected, one all-to-all
                           // places every element; the result balanced (a bound)

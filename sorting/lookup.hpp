@@ -30,9 +30,10 @@ namespace ember::op {
 // NumPy's order, NaN last (sorting/sort_common.hpp).
 using sorting_detail::less_nan_last;
 
-// A sorted table and its binary search, compared in the common type C of the
-// table's and the operand's dtypes (an int table and float values compare as
-// floats, as NumPy does).
+// A sorted table and its binary search, compared in the type C the table's
+// and the operand's dtypes promote to (an int table and float values compare
+// as floats, a float32 table and complex128 values as complex128, as NumPy
+// does; complex in NumPy's lexicographic order).
 template <class E>
 struct sorted_table {
   std::shared_ptr<const void> keep;  // owns the values (a vector, or a replicated array's block)
@@ -73,7 +74,7 @@ struct searchsorted : sorted_table<E> {
   searchsorted(sorted_table<E> t, bool r) : sorted_table<E>(std::move(t)), right(r) {}
   template <class R, class A>
   R apply(A x) const {
-    using C = std::common_type_t<E, A>;
+    using C = op::promote_t<E, A>;
     return R(this->position(C(x), right));
   }
   std::string text() const { return "table=" + std::to_string(this->n) + (right ? ", side=right" : ""); }
@@ -92,7 +93,7 @@ struct digitize : sorted_table<E> {
   digitize(std::vector<E> ascending, bool r, bool dec) : sorted_table<E>(std::move(ascending)), right(r), decreasing(dec) {}
   template <class R, class A>
   R apply(A x) const {
-    using C = std::common_type_t<E, A>;
+    using C = op::promote_t<E, A>;
     const std::int64_t p = this->position(C(x), !right);  // side = right ? 'left' : 'right'
     return R(decreasing ? this->n - p : p);
   }
@@ -114,7 +115,7 @@ struct isin : sorted_table<E> {
   isin(std::vector<E> t, bool inv) : sorted_table<E>(std::move(t)), invert(inv) {}
   template <class R, class A>
   R apply(A x) const {
-    using C = std::common_type_t<E, A>;
+    using C = op::promote_t<E, A>;
     const C c = C(x);
     const std::int64_t p = this->position(c, false);
     return R((p < this->n && C(this->v[p]) == c) != invert);

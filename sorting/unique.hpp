@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -52,10 +53,18 @@ struct isin_options {
 
 namespace detail {
 
+// NaN, or (complex) a NaN in either part: NumPy's unique counts all of these as
+// one value (equal_nan), sorted last; intersect1d and setdiff1d, comparing
+// with ==, never match one.
+template <class T>
+bool is_nan_value(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else if constexpr (is_complex_v<T>) return v.real() != v.real() || v.imag() != v.imag();
+  else return false;
+}
 template <class T>
 bool same_value(const T& a, const T& b) {
-  if constexpr (std::is_floating_point_v<T>) return a == b || (a != a && b != b);
-  else return a == b;
+  return a == b || (is_nan_value(a) && is_nan_value(b));
 }
 template <class T>
 bool before(const T& a, const T& b) {  // NaN last (sorting/lookup.hpp)
@@ -86,7 +95,8 @@ std::vector<distinct<T>> gathered_distinct(const communicator& c, std::vector<di
   for (const auto& d : all) {
     if (!out.empty() && same_value(out.back().v, d.v)) {
       out.back().count += d.count;
-      out.back().first = std::min(out.back().first, d.first);
+      // the first index of the value kept (of a NaN that sorts after it, not)
+      if (!before(out.back().v, d.v)) out.back().first = std::min(out.back().first, d.first);
     } else {
       out.push_back(d);
     }
@@ -129,19 +139,28 @@ bool distinct_by_hashing(const T* p, std::int64_t n, const flat_index& fi, std::
   std::vector<distinct<T>> slot(cap);
   std::vector<unsigned char> used(cap, 0);
   std::size_t size = 0;
-  auto key_of = [](const T& v) -> std::uint64_t {
-    if constexpr (std::is_floating_point_v<T>) {
-      if (v != v) return 0x7ff8000000000000ull;
-      const double d = v == T(0) ? 0.0 : double(v);  // every float is exactly a double
-      std::uint64_t b;
-      std::memcpy(&b, &d, sizeof b);
-      return b;
-    } else {
-      return std::uint64_t(v);
-    }
+  // A value's key: equal keys for equal values, one key for every NaN (a
+  // complex value's two parts are two words; a NaN in either part is NaN).
+  struct key_t {
+    std::uint64_t re, im;
+    bool operator==(const key_t&) const = default;
   };
-  auto home = [](std::uint64_t k, std::size_t mask) { return std::size_t((k * 0x9E3779B97F4A7C15ull) >> 40) & mask; };
-  auto insert = [&](const T& v, std::uint64_t k, std::int64_t count, std::int64_t first) -> distinct<T>& {
+  auto bits = [](auto x) {
+    const double d = x == 0 ? 0.0 : double(x);  // every float is exactly a double; -0.0 is 0.0
+    std::uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  auto key_of = [&bits](const T& v) -> key_t {
+    if (is_nan_value(v)) return {0x7ff8000000000000ull, 0x7ff8000000000000ull};
+    if constexpr (is_complex_v<T>) return {bits(v.real()), bits(v.imag())};
+    else if constexpr (std::is_floating_point_v<T>) return {bits(v), 0};
+    else return {std::uint64_t(v), 0};
+  };
+  auto home = [](key_t k, std::size_t mask) {
+    return std::size_t(((k.re ^ (k.im * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull) >> 40) & mask;
+  };
+  auto insert = [&](const T& v, key_t k, std::int64_t count, std::int64_t first) -> distinct<T>& {
     std::size_t h = home(k, cap - 1);
     while (used[h] && key_of(slot[h].v) != k) h = (h + 1) & (cap - 1);
     if (!used[h]) {
@@ -152,11 +171,17 @@ bool distinct_by_hashing(const T* p, std::int64_t n, const flat_index& fi, std::
     return slot[h];
   };
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint64_t k = key_of(p[i]);
+    const key_t k = key_of(p[i]);
     std::size_t h = home(k, cap - 1);
     while (used[h] && key_of(slot[h].v) != k) h = (h + 1) & (cap - 1);
     if (used[h]) [[likely]] {
       ++slot[h].count;
+      // NumPy keeps the first NaN in sorted order (complex NaNs differ)
+      if constexpr (is_complex_v<T>)
+        if (is_nan_value(p[i]) && before(p[i], slot[h].v)) {
+          slot[h].v = p[i];
+          slot[h].first = fi(i);  // and its first index (NumPy's return_index)
+        }
       continue;
     }
     if (size == limit) return false;
@@ -232,9 +257,13 @@ unique_result<T, N> unique_of(const dndarray<T, N>& x, const unique_options& o) 
   if (o.return_inverse) {
     r.inverse = dndarray<std::int64_t, N>(l, c);
     std::int64_t* inv = r.inverse.ldata();
+    // every NaN is the last value (complex NaNs, which sort apart, too)
+    const std::int64_t nan_at = !vals.empty() && is_nan_value(vals.back()) ? std::int64_t(vals.size()) - 1 : -1;
     for (std::int64_t i = 0; i < n; ++i)
-      inv[i] = std::lower_bound(vals.begin(), vals.end(), p[i], [](const T& a, const T& b) { return before(a, b); }) -
-               vals.begin();
+      inv[i] = is_nan_value(p[i]) ? nan_at
+                                  : std::lower_bound(vals.begin(), vals.end(), p[i], [](const T& a, const T& b) {
+                                      return before(a, b);
+                                    }) - vals.begin();
   }
   return r;
 }
@@ -255,10 +284,21 @@ auto set_operation(A&& a, B&& b, F f) {
   using T = typename expr::node_t<A>::value_type;
   static_assert(std::is_same_v<T, typename expr::node_t<B>::value_type>,
                 "ember: set operations take two arrays of one dtype; cast one with ember::astype first");
-  const auto [u, c] = unique_values(std::forward<A>(a));
-  const auto w = unique_values(std::forward<B>(b)).first;
+  auto [u, c] = unique_values(std::forward<A>(a));
+  auto w = unique_values(std::forward<B>(b)).first;
+  // The NaN (at most one, last: unique's) is set apart: == never matches it in
+  // NumPy's intersect1d and setdiff1d, and union1d's unique keeps one.
+  auto nan_of = [](std::vector<T>& v) {
+    std::optional<T> x;
+    if (!v.empty() && is_nan_value(v.back())) {
+      x = v.back();
+      v.pop_back();
+    }
+    return x;
+  };
+  const auto nu = nan_of(u), nw = nan_of(w);
   std::vector<T> r;
-  f(u, w, r);
+  f(u, w, r, nu, nw);
   return replicated_vector(r, c);
 }
 
@@ -268,7 +308,6 @@ auto set_operation(A&& a, B&& b, F f) {
 template <array_like A>
 auto unique(A&& a) {
   using T = typename expr::node_t<A>::value_type;
-  static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
   static_assert(!std::is_same_v<T, bool>, "ember::unique: cast a bool array with astype<std::uint8_t> first");
   constexpr int N = expr::node_t<A>::ndim;
   return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), {}).values;
@@ -277,7 +316,6 @@ auto unique(A&& a) {
 template <array_like A>
 auto unique(A&& a, const unique_options& o) {
   using T = typename expr::node_t<A>::value_type;
-  static_assert(!is_complex_v<T>, "ember::unique: complex values are not supported yet");
   static_assert(!std::is_same_v<T, bool>, "ember::unique: cast a bool array with astype<std::uint8_t> first");
   constexpr int N = expr::node_t<A>::ndim;
   return detail::unique_of(dndarray<T, N>(ember::eval(std::forward<A>(a))), o);
@@ -290,9 +328,7 @@ auto unique(A&& a, const unique_options& o) {
 // held by the node, on every rank.
 template <array_like A, array_like B>
 auto isin(A&& element, B&& test_elements, const isin_options& o = {}) {
-  using T = typename expr::node_t<A>::value_type;
   using E = typename expr::node_t<B>::value_type;
-  static_assert(!is_complex_v<T> && !is_complex_v<E>, "ember::isin: complex values are not supported yet");
   auto x = expr::as_node(std::forward<A>(element));
   op::isin<E> lookup(detail::unique_values(std::forward<B>(test_elements)).first, o.invert);
   return expr::elementwise<op::isin<E>, decltype(x)>(std::move(lookup), std::move(x));
@@ -308,8 +344,6 @@ template <array_like A, array_like V>
 auto searchsorted(A&& a, V&& v, const searchsorted_options& o = {}) {
   using T = typename expr::node_t<A>::value_type;
   static_assert(expr::node_t<A>::ndim == 1, "ember::searchsorted: the sorted array must be 1-D");
-  static_assert(!is_complex_v<T> && !is_complex_v<typename expr::node_t<V>::value_type>,
-                "ember::searchsorted: complex values are not supported yet");
   dndarray<T, 1> s = ember::eval(std::forward<A>(a));
   detail::require_host(s.device(), "ember::searchsorted");
   if (s.layout().split() && s.comm().size() > 1) s = ember::resplit(s, none);
@@ -321,23 +355,26 @@ auto searchsorted(A&& a, V&& v, const searchsorted_options& o = {}) {
 // np.intersect1d, np.union1d, np.setdiff1d: sorted distinct values, on every rank.
 template <array_like A, array_like B>
 auto intersect1d(A&& a, B&& b) {
-  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r, const auto&, const auto&) {
     using T = typename std::remove_cvref_t<decltype(u)>::value_type;
     std::set_intersection(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
-  });
+  });  // a NaN is in neither's intersection: NaN != NaN
 }
 template <array_like A, array_like B>
 auto union1d(A&& a, B&& b) {
-  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r, const auto& nu, const auto& nw) {
     using T = typename std::remove_cvref_t<decltype(u)>::value_type;
     std::set_union(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
+    if (nu && nw) r.push_back(detail::before(*nw, *nu) ? *nw : *nu);  // unique's: the first NaN in sorted order
+    else if (nu || nw) r.push_back(nu ? *nu : *nw);
   });
 }
 template <array_like A, array_like B>
 auto setdiff1d(A&& a, B&& b) {
-  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r) {
+  return detail::set_operation(std::forward<A>(a), std::forward<B>(b), [](const auto& u, const auto& w, auto& r, const auto& nu, const auto&) {
     using T = typename std::remove_cvref_t<decltype(u)>::value_type;
     std::set_difference(u.begin(), u.end(), w.begin(), w.end(), std::back_inserter(r), detail::before<T>);
+    if (nu) r.push_back(*nu);  // NumPy: a's NaN is not in b (NaN != NaN)
   });
 }
 

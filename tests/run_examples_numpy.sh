@@ -3,7 +3,7 @@
 # (examples/<name>.cpp) runs its program on it and saves every result, and the
 # NumPy program in the example's closing "// CHECK" block runs the same program
 # and compares each result bit for bit.
-#   bash tests/run_examples_numpy.sh [build-dir] name...   (default: views_numpy select_numpy ufuncs_numpy linalg_numpy complex_numpy order_numpy)
+#   bash tests/run_examples_numpy.sh [build-dir] name...   (default: views_numpy select_numpy ufuncs_numpy linalg_numpy complex_numpy order_numpy fft_numpy)
 set -u
 # The whole-program check: every evaluation of every example measures each
 # step's bytes and messages and ends the run with ember::error on every rank if
@@ -12,7 +12,7 @@ export EMBER_CHECK_TRAFFIC=1
 build="${1:-build}"
 shift || true
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(views_numpy select_numpy ufuncs_numpy linalg_numpy complex_numpy order_numpy)
+[[ ${#names[@]} -gt 0 ]] || names=(views_numpy select_numpy ufuncs_numpy linalg_numpy complex_numpy order_numpy fft_numpy)
 . "$(dirname "$0")/numpy_python.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -16,7 +16,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_ufuncs", "test_ufunc_table", "test_linalg_lu", "test_complex", "test_complex_linalg", "test_scan", "test_sort", "test_quantiles", "test_histogram", "test_adversarial"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_ufuncs", "test_ufunc_table", "test_linalg_lu", "test_complex", "test_complex_linalg", "test_scan", "test_sort", "test_quantiles", "test_histogram", "test_fft", "test_adversarial"]
 
 
 def meson_list(name):
@@ -32,10 +32,11 @@ UNSANITIZED = meson_list("unsanitized_tests")
 MIN_RANKS = {"test_adversarial": 2}
 SCRIPTS = [("consumer project (installed + subproject)", ["bash", "tests/consumer/run.sh", ".", "build"]),
            ("examples pca, dmd, kmeans at 1-4 ranks (self-checking)", ["bash", "tests/run_examples.sh"]),
-           ("examples dataparallel, box_reshape, embed, heat2d, life at 1-4 ranks",
-            ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30"]),
+           ("examples dataparallel, box_reshape, embed, heat2d, life, spectral_poisson at 1-4 ranks",
+            ["bash", "tests/run_examples.sh", "build", "dataparallel 120", "box_reshape", "embed", "heat2d 64 10", "life 24 30",
+             "spectral_poisson 64"]),
            ("example io_roundtrip with numpy at 1-4 ranks", ["bash", "tests/run_examples_io.sh"]),
-           ("examples views_numpy, select_numpy, ufuncs_numpy, linalg_numpy, complex_numpy, order_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
+           ("examples views_numpy, select_numpy, ufuncs_numpy, linalg_numpy, complex_numpy, order_numpy, fft_numpy with numpy at 1-4 ranks", ["bash", "tests/run_examples_numpy.sh"]),
            ("result dtypes of every dtype pair against NumPy's", ["bash", "tests/promotion_numpy.sh"]),
            ("fuzz .npy header + CSV parsers (libFuzzer, 2x12 s), the planner and the box tilings (12 s each)", ["bash", "tests/fuzz/run.sh", "12"])]
 

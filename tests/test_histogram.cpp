@@ -9,6 +9,7 @@
 // densities against the same sums written out.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <map>
 #include <random>
@@ -354,6 +355,110 @@ TEST_CASE("unique with index, inverse and counts; isin, searchsorted and sets", 
     std::set_difference(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(wd));
     REQUIRE(test::all_ranks(local_values(ember::intersect1d(a, b)) == wi2 && local_values(ember::union1d(a, b)) == wu &&
                             local_values(ember::setdiff1d(a, b)) == wd));
+  }
+}
+
+TEST_CASE("complex unique, isin, searchsorted and sets: NumPy's order, every NaN one value", "[unique][complex]") {
+  using cd = std::complex<double>;
+  // NumPy's complex order written out as a key: values without NaN
+  // lexicographically, then R + nanj by R, then nan + Rj by R, then nan + nanj
+  auto key = [](const cd& z) {
+    const bool nr = std::isnan(z.real()), ni = std::isnan(z.imag());
+    return std::tuple{nr, ni, nr ? 0.0 : z.real(), ni ? 0.0 : z.imag()};
+  };
+  auto is_nan = [](const cd& z) { return std::isnan(z.real()) || std::isnan(z.imag()); };
+  auto same = [&](const std::vector<cd>& a, const std::vector<cd>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (key(a[i]) != key(b[i])) return false;
+    return true;
+  };
+  // np.unique(x, return_index, return_counts): every NaN counts as the first
+  // NaN in sorted order, its index that value's first
+  auto reference = [&](const std::vector<cd>& x) {
+    std::map<decltype(key(cd{})), std::pair<std::int64_t, std::int64_t>> m;  // key -> (first, count)
+    std::int64_t nans = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      nans += is_nan(x[i]);
+      auto it = m.find(key(x[i]));
+      if (it == m.end()) m[key(x[i])] = {std::int64_t(i), 1};
+      else ++it->second.second;
+    }
+    std::vector<cd> v;
+    std::vector<std::int64_t> first, count;
+    for (auto& [k, fc] : m) {
+      const auto& [nr, ni, re, im] = k;
+      const cd z{nr ? qnan : re, ni ? qnan : im};
+      if (is_nan(z) && !v.empty() && is_nan(v.back())) continue;  // only the first NaN
+      v.push_back(z), first.push_back(fc.first), count.push_back(is_nan(z) ? nans : fc.second);
+    }
+    return std::tuple{v, first, count};
+  };
+  auto cvec = [](const std::vector<cd>& v, split_axis s) {
+    auto a = ember::array(std::span<const cd>(v), std::array<std::int64_t, 1>{std::int64_t(v.size())}, {.split = s});
+    test::unbalance(a);
+    return a;
+  };
+  std::mt19937_64 rng(23);
+  // few distinct values (hashed) and nearly all distinct (sorted at 1-3 ranks)
+  for (const std::uint64_t distinct : {std::uint64_t(5), std::uint64_t(1) << 30}) {
+    std::vector<cd> x(100000);
+    for (auto& z : x) {
+      const double re = double(rng() % distinct) - 2, im = double(rng() % 3) - 1;
+      const auto k = rng() % 64;  // NaN parts in every form, -0.0 parts
+      z = {k == 0 ? qnan : k == 1 ? -0.0 : re, k == 2 ? qnan : k == 3 ? -0.0 : im};
+      if (k == 4) z = {qnan, qnan};
+    }
+    x[7] = {5.0, qnan};  // a NaN that is not the first in sorted order comes first
+    const auto [wv, wi, wc] = reference(x);
+    for (auto sp : {split_axis{0}, split_axis{}}) {
+      INFO("distinct " << distinct << " split " << (sp ? 0 : -1));
+      auto a = cvec(x, sp);
+      const auto r = ember::unique(a, {.return_index = true, .return_inverse = true, .return_counts = true});
+      REQUIRE(test::all_ranks(same(local_values(r.values), wv) && local_values(r.index) == wi &&
+                              local_values(r.counts) == wc));
+      const auto inv = test::gathered(r.inverse);
+      bool ok = inv.size() == x.size();
+      for (std::size_t i = 0; ok && i < x.size(); ++i)
+        ok = is_nan(x[i]) ? is_nan(wv[std::size_t(inv[i])]) : key(wv[std::size_t(inv[i])]) == key(x[i]);
+      REQUIRE(test::all_ranks(ok));
+      // isin compares with == (a NaN is in nothing), in the promoted type
+      const std::vector<cd> t{{1, 0}, {qnan, 0}, {-2, -1}, {0, 1}};
+      const auto in = test::gathered(ember::eval(ember::isin(a, cvec(t, sp), {.invert = true})));
+      ok = in.size() == x.size();
+      for (std::size_t i = 0; ok && i < x.size(); ++i) ok = bool(in[i]) == (std::find(t.begin(), t.end(), x[i]) == t.end());
+      REQUIRE(test::all_ranks(ok));
+      const std::vector<double> re_t{1.0, -2.0};  // a float64 table for complex elements: compared as complex
+      const auto inr = test::gathered(ember::eval(ember::isin(a, vec(re_t, sp))));
+      ok = inr.size() == x.size();
+      for (std::size_t i = 0; ok && i < x.size(); ++i) ok = bool(inr[i]) == (x[i] == cd{1, 0} || x[i] == cd{-2, 0});
+      REQUIRE(test::all_ranks(ok));
+      // searchsorted in the sorted values, both sides
+      std::vector<cd> s(x.begin(), x.begin() + 3000);
+      std::stable_sort(s.begin(), s.end(), [&](const cd& p, const cd& q) { return key(p) < key(q); });
+      const std::vector<cd> q{{-3, 0}, {0, 0}, {0, -0.0}, {1, qnan}, {qnan, -5}, {qnan, qnan}, {100, 0}, {2, 1}};
+      for (const bool right : {false, true}) {
+        const auto got = test::gathered(ember::eval(ember::searchsorted(cvec(s, sp), cvec(q, split_axis{0}), {.right = right})));
+        std::vector<std::int64_t> want_i;
+        for (const cd& z : q)
+          want_i.push_back(std::count_if(s.begin(), s.end(), [&](const cd& e) { return right ? !(key(z) < key(e)) : key(e) < key(z); }));
+        REQUIRE(test::all_ranks(got == want_i));
+      }
+    }
+  }
+  // sets: NaN is in no intersection (==), stays in a difference, once in a union
+  const std::vector<cd> av{{1, 1}, {qnan, 2}, {3, 0}, {1, 1}, {2, qnan}}, bv{{3, 0}, {qnan, qnan}, {4, 0}};
+  for (auto sp : {split_axis{0}, split_axis{}}) {
+    const auto i = local_values(ember::intersect1d(cvec(av, sp), cvec(bv, sp)));
+    const auto u = local_values(ember::union1d(cvec(av, sp), cvec(bv, sp)));
+    const auto d = local_values(ember::setdiff1d(cvec(av, sp), cvec(bv, sp)));
+    REQUIRE(test::all_ranks(same(i, {{3, 0}}) && same(u, {{1, 1}, {3, 0}, {4, 0}, {2, qnan}}) &&
+                            same(d, {{1, 1}, {2, qnan}})));
+    const auto fi = local_values(ember::intersect1d(vec({1.0, qnan, 2.0}, sp), vec({qnan, 1.0}, sp)));
+    const auto fd = local_values(ember::setdiff1d(vec({1.0, qnan, 2.0}, sp), vec({qnan, 1.0}, sp)));
+    const auto fu = local_values(ember::union1d(vec({1.0, qnan}, sp), vec({qnan, 0.0}, sp)));
+    REQUIRE(test::all_ranks(fi == std::vector<double>{1.0} && fd.size() == 2 && fd[0] == 2.0 && std::isnan(fd[1]) &&
+                            fu.size() == 3 && fu[0] == 0.0 && fu[1] == 1.0 && std::isnan(fu[2])));
   }
 }
 
