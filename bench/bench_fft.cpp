@@ -32,6 +32,16 @@ void report(int rank, const char* what, std::pair<double, double> r, double targ
                 r.first <= target ? "" : ", MISS");
 }
 
+// Every rank's count of FFTW's local rows.
+std::vector<std::int64_t> rows_of(MPI_Comm comm, ptrdiff_t mine) {
+  int P = 1;
+  MPI_Comm_size(comm, &P);
+  long long m = mine;
+  std::vector<long long> all(static_cast<std::size_t>(P));
+  MPI_Allgather(&m, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm);
+  return std::vector<std::int64_t>(all.begin(), all.end());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -54,17 +64,11 @@ int main(int argc, char** argv) {
     fftw_complex* in = fftw_alloc_complex(std::size_t(alloc));
     fftw_complex* out = fftw_alloc_complex(std::size_t(alloc));
     // ember's array with FFTW's row distribution (balanced for N divisible by P)
-    std::vector<std::int64_t> rows(std::size_t(P));
-    {
-      long long mine = ln0;
-      std::vector<long long> all(std::size_t(P));
-      MPI_Allgather(&mine, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm);
-      for (int q = 0; q < P; ++q) rows[std::size_t(q)] = all[std::size_t(q)];
-    }
+    const auto rows = rows_of(comm, ln0);
     auto a = ember::random::uniform<double>(-1.0, 1.0, std::array<std::int64_t, 3>{n3, n3, n3}, {.split = 0});
     ember::dndarray<cd, 3> z = ember::astype<cd>(a);
-    std::vector<ember::index_vec> map(std::size_t(P), ember::index_vec{0, n3, n3});
-    for (int q = 0; q < P; ++q) map[std::size_t(q)][0] = rows[std::size_t(q)];
+    std::vector<std::array<std::int64_t, 3>> map;
+    for (int q = 0; q < P; ++q) map.push_back({rows[static_cast<std::size_t>(q)], n3, n3});
     z.redistribute_(map);
     std::memcpy(in, z.ldata(), std::size_t(z.lnumel()) * sizeof(cd));
     fftw_plan pt = fftw_mpi_plan_dft_3d(N, N, N, in, out, comm, FFTW_FORWARD, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
@@ -100,13 +104,9 @@ int main(int argc, char** argv) {
     double* in = fftw_alloc_real(std::size_t(2 * alloc));
     fftw_complex* out = fftw_alloc_complex(std::size_t(alloc));
     auto x = ember::random::uniform<double>(-1.0, 1.0, std::array<std::int64_t, 2>{n2, n2}, {.split = 0});
-    std::vector<ember::index_vec> map(std::size_t(P), ember::index_vec{0, n2});
-    {
-      long long mine = ln0;
-      std::vector<long long> all(std::size_t(P));
-      MPI_Allgather(&mine, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, comm);
-      for (int q = 0; q < P; ++q) map[std::size_t(q)][0] = all[std::size_t(q)];
-    }
+    const auto rows = rows_of(comm, ln0);
+    std::vector<std::array<std::int64_t, 2>> map;
+    for (int q = 0; q < P; ++q) map.push_back({rows[static_cast<std::size_t>(q)], n2});
     x.redistribute_(map);
     for (ptrdiff_t i = 0; i < ln0; ++i) std::memcpy(in + i * 2 * H, x.ldata() + i * N1, std::size_t(N1) * sizeof(double));
     fftw_plan pt = fftw_mpi_plan_dft_r2c_2d(N0, N1, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
@@ -121,10 +121,10 @@ int main(int argc, char** argv) {
            bench::ratio_rounds(comm, reps, [&] { fftw_execute(pn); }, [&] { ember::copyto(rn, fft::rfft2(x)); }), 1.2);
     // the local building block: rfft of every row of the local block, one FFTW plan
     fftw_iodim64 dim{N1, 1, 1}, many{ln0, N1, H};
-    std::vector<double> rows(std::size_t(ln0 * N1));
-    std::memcpy(rows.data(), x.ldata(), rows.size() * sizeof(double));
+    std::vector<double> lines(static_cast<std::size_t>(ln0 * N1));
+    std::memcpy(lines.data(), x.ldata(), lines.size() * sizeof(double));
     fftw_complex* lout = fftw_alloc_complex(std::size_t(ln0 * H));
-    fftw_plan pl = fftw_plan_guru64_dft_r2c(1, &dim, 1, &many, rows.data(), lout, FFTW_ESTIMATE);
+    fftw_plan pl = fftw_plan_guru64_dft_r2c(1, &dim, 1, &many, lines.data(), lout, FFTW_ESTIMATE);
     ember::dndarray<cd, 2> rl = fft::rfft(x);
     const std::string t3 = "rfft along the local axis (" + std::to_string(n2) + "^2 f64), per-rank FFTW plan";
     report(rank, t3.c_str(), bench::ratio_rounds(comm, reps, [&] { fftw_execute(pl); }, [&] { rl = fft::rfft(x); }), 1.1);
