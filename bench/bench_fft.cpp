@@ -1,6 +1,6 @@
 // Distributed FFTs (issue 18), 2 ranks, one thread per rank, against FFTW-MPI on
 // the same data in the same run (median ratio of rounds; both plans made once,
-// FFTW_ESTIMATE for both, buffers allocated once; ember's results written into
+// FFTW_ESTIMATE for both (`measure`: FFTW-MPI's FFTW_MEASURE), buffers allocated once; ember's results written into
 // arrays allocated once, as a time loop would):
 //   fftn of a 256^3 complex128 array split 0, the result in the transposed
 //   layout: against fftw_mpi_plan_dft_3d with FFTW_MPI_TRANSPOSED_OUT;
@@ -10,7 +10,7 @@
 //   r2c input is padded to 2 (n/2 + 1) columns, which its user stores so).
 // Also the local building block: a 1-D batch of rfft lines against one FFTW
 // plan over the same batch.
-// Usage: bench_fft [n3 = 256] [n2 = 4096] [rounds = 5]
+// Usage: bench_fft [n3 = 256] [n2 = 4096] [rounds = 5] [measure]
 #include <fftw3-mpi.h>
 
 #include <complex>
@@ -52,10 +52,15 @@ int main(int argc, char** argv) {
   const std::int64_t n3 = argc > 1 ? std::stoll(argv[1]) : 256;
   const std::int64_t n2 = argc > 2 ? std::stoll(argv[2]) : 4096;
   const int reps = argc > 3 ? std::stoi(argv[3]) : 5;
+  // `measure`: FFTW-MPI plans with FFTW_MEASURE (its planner times candidate
+  // algorithms: minutes for these sizes; ember keeps FFTW_ESTIMATE)
+  const bool measure = argc > 4 && std::string(argv[4]) == "measure";
+  const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   fftw_mpi_init();
   namespace fft = ember::fft;
   if (rank == 0)
-    std::printf("ember fft benchmarks: %d ranks, ratio ember / FFTW-MPI (median of %d rounds)\n", P, reps);
+    std::printf("ember fft benchmarks: %d ranks, ratio ember / FFTW-MPI (median of %d rounds; FFTW-MPI plans %s)\n", P, reps,
+                measure ? "FFTW_MEASURE" : "FFTW_ESTIMATE");
 
   {  // 3-D complex
     const ptrdiff_t N = n3;
@@ -70,9 +75,10 @@ int main(int argc, char** argv) {
     std::vector<std::array<std::int64_t, 3>> map;
     for (int q = 0; q < P; ++q) map.push_back({rows[static_cast<std::size_t>(q)], n3, n3});
     z.redistribute_(map);
+    fftw_plan pt = fftw_mpi_plan_dft_3d(N, N, N, in, out, comm, FFTW_FORWARD, flags | FFTW_MPI_TRANSPOSED_OUT);
+    fftw_plan pn = fftw_mpi_plan_dft_3d(N, N, N, in, out, comm, FFTW_FORWARD, flags);
+    // the data after planning: FFTW_MEASURE overwrites the arrays it plans on
     std::memcpy(in, z.ldata(), std::size_t(z.lnumel()) * sizeof(cd));
-    fftw_plan pt = fftw_mpi_plan_dft_3d(N, N, N, in, out, comm, FFTW_FORWARD, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
-    fftw_plan pn = fftw_mpi_plan_dft_3d(N, N, N, in, out, comm, FFTW_FORWARD, FFTW_ESTIMATE);
     ember::dndarray<cd, 3> rt = fft::fftn(z);                      // the transposed layout, allocated once
     ember::dndarray<cd, 3> rn = ember::eval(fft::fftn(z), {.split = 0});
     if (rank == 0) std::printf("%s", ember::explain(fft::fftn(z)).to_string().c_str());
@@ -108,9 +114,9 @@ int main(int argc, char** argv) {
     std::vector<std::array<std::int64_t, 2>> map;
     for (int q = 0; q < P; ++q) map.push_back({rows[static_cast<std::size_t>(q)], n2});
     x.redistribute_(map);
+    fftw_plan pt = fftw_mpi_plan_dft_r2c_2d(N0, N1, in, out, comm, flags | FFTW_MPI_TRANSPOSED_OUT);
+    fftw_plan pn = fftw_mpi_plan_dft_r2c_2d(N0, N1, in, out, comm, flags);
     for (ptrdiff_t i = 0; i < ln0; ++i) std::memcpy(in + i * 2 * H, x.ldata() + i * N1, std::size_t(N1) * sizeof(double));
-    fftw_plan pt = fftw_mpi_plan_dft_r2c_2d(N0, N1, in, out, comm, FFTW_ESTIMATE | FFTW_MPI_TRANSPOSED_OUT);
-    fftw_plan pn = fftw_mpi_plan_dft_r2c_2d(N0, N1, in, out, comm, FFTW_ESTIMATE);
     ember::dndarray<cd, 2> rt = fft::rfft2(x);
     ember::dndarray<cd, 2> rn = ember::eval(fft::rfft2(x), {.split = 0});
     if (rank == 0) std::printf("%s", ember::explain(fft::rfft2(x)).to_string().c_str());
