@@ -43,6 +43,7 @@
 #include "sorting/unique.hpp"
 #include "histogram/histogram.hpp"
 #include "fft/fft.hpp"
+#include "contract/einsum.hpp"
 #include "dsl/broadcast.hpp"
 #include "dsl/print.hpp"
 #include "dsl/methods.hpp"

@@ -669,9 +669,6 @@ class planner_impl {
       const layout bal = layout::balanced(in_shape, k, P);
       if (k != axis && std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
     }
-    // a vector along its split axis, where the operation is not distributed
-    // (a transform): gathered on every rank
-    if (ls.empty()) ls.push_back(replicated_layout(in_shape, P));
     // A vector's partition along its split axis (n.ranks_selected: the kth it
     // places) is distributed: the pivots selected, one all-to-all (the result
     // balanced), priced as its bound and the two passes that classify and place.
@@ -682,6 +679,9 @@ class planner_impl {
       const layout bal = layout::balanced(in_shape, 0, P);
       if (std::find(ls.begin(), ls.end(), bal) == ls.end()) ls.push_back(bal);
     }
+    // a vector along its split axis, where the operation is not distributed
+    // (a transform): gathered on every rank
+    if (ls.empty()) ls.push_back(replicated_layout(in_shape, P));
     for (const layout& l : ls) {
       const bool along = distributed && l.split();
       // the result: balanced along the split axis; else the lines' layout, without

@@ -16,7 +16,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_ufuncs", "test_ufunc_table", "test_linalg_lu", "test_complex", "test_complex_linalg", "test_scan", "test_sort", "test_quantiles", "test_histogram", "test_fft", "test_adversarial"]
+DISTRIBUTED = ["test_exchange", "test_array", "test_planner", "test_expr", "test_linalg", "test_hsvd", "test_matmul", "test_par", "test_boxes", "test_io", "test_programs", "test_collective_safety", "test_views", "test_shape", "test_selection", "test_ufuncs", "test_ufunc_table", "test_linalg_lu", "test_complex", "test_complex_linalg", "test_scan", "test_sort", "test_quantiles", "test_histogram", "test_fft", "test_einsum", "test_adversarial"]
 
 
 def meson_list(name):
