@@ -22,6 +22,8 @@ mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_matmul"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_order"
 # fftn 256^3 and rfft2 4096^2 against FFTW-MPI (issue 18)
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_fft"
+# einsum vs matmul, a loop of local dgemms, and the bad contraction order (issue 18)
+mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_einsum"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_linalg"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_hsvd"
 mpirun -n 2 --oversubscribe --bind-to core "$build/bench/bench_par"

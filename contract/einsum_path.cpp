@@ -361,8 +361,9 @@ std::string einsum_plan::to_string() const {
   r += "  Largest intermediate:  " + sci(double(largest_intermediate)) + " elements\n";
   r += "                 Order:  " + std::string(how) + "\n";
   r += std::string(90, '-') + "\n";
-  std::snprintf(b, sizeof b, "%-8s %-8s %24s %34s %12s\n", "step", "scaling", "current", "remaining", "predicted");
-  r += b;
+  char head[160];
+  std::snprintf(head, sizeof head, "%-8s %-8s %24s %34s %12s\n", "step", "scaling", "current", "remaining", "predicted");
+  r += head;
   r += std::string(90, '-') + "\n";
   std::vector<std::string> t = prepared;
   for (std::size_t k = 0; k < steps.size(); ++k) {
