@@ -105,22 +105,33 @@ inline std::array<std::int64_t, R> padded_shape(const std::vector<std::int64_t>&
   return s;
 }
 
-// The tensor with its labelled axes in `order` (a permutation of its labels):
-// the same array when they already are, else one local copy.
+// The axes of t moved so that its padding comes first, then its labelled axes
+// in `order` (a permutation of its labels; a repeated label takes its axes in
+// turn): one local copy, and the labels of the copy's axes.
 template <dtype T>
-tensor<T> permuted(const tensor<T>& t, const std::string& order) {
-  if (t.labels() == order) return t;
+std::pair<dndarray<T, R>, std::array<char, R>> reordered(const tensor<T>& t, const std::string& order) {
   std::array<int, R> perm{};
   std::array<char, R> lab{};
+  std::array<bool, R> taken{};
   int k = 0;
   for (int d = 0; d < R; ++d)
     if (!t.lab[std::size_t(d)]) perm[std::size_t(k++)] = d;
   for (char c : order)
     for (int d = 0; d < R; ++d)
-      if (t.lab[std::size_t(d)] == c) lab[std::size_t(k)] = c, perm[std::size_t(k++)] = d;
+      if (t.lab[std::size_t(d)] == c && !taken[std::size_t(d)]) {
+        taken[std::size_t(d)] = true, lab[std::size_t(k)] = c, perm[std::size_t(k++)] = d;
+        break;
+      }
+  return {dndarray<T, R>(transpose(t.a, perm)), lab};
+}
+
+// The tensor with its labelled axes in `order`: the same array when they
+// already are, else one local copy.
+template <dtype T>
+tensor<T> permuted(const tensor<T>& t, const std::string& order) {
+  if (t.labels() == order) return t;
   tensor<T> r;
-  r.a = dndarray<T, R>(transpose(t.a, perm));
-  r.lab = lab;
+  std::tie(r.a, r.lab) = reordered(t, order);
   return r;
 }
 
@@ -132,19 +143,7 @@ tensor<T> diagonal(const tensor<T>& t, char c) {
   int skipped = 0;
   for (char x : t.labels())
     if (x != c || skipped++ >= 2) others += x;
-  std::string order = others + c + c;
-  std::array<int, R> perm{};
-  int k = 0;
-  for (int d = 0; d < R; ++d)
-    if (!t.lab[std::size_t(d)]) perm[std::size_t(k++)] = d;
-  std::vector<int> seen;
-  for (char x : order)
-    for (int d = 0; d < R; ++d)
-      if (t.lab[std::size_t(d)] == x && std::find(seen.begin(), seen.end(), d) == seen.end()) {
-        perm[std::size_t(k++)] = d, seen.push_back(d);
-        break;
-      }
-  const dndarray<T, R> moved(transpose(t.a, perm));
+  const dndarray<T, R> moved = reordered(t, others + c + c).first;
   const auto ms = moved.shape();
   const std::int64_t n = ms[R - 1];
   std::array<std::int64_t, R> merged{};
